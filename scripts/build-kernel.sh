@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Configure (tinyconfig + config-fragments/*.config) and build bzImage and
+# modules out of tree with ccache. Fails if a requested option is missing.
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+JOBS=${JOBS:-$(nproc)}
+KMAKE=(make -C "$TREE_DIR" O="$OBJ_DIR" CC="ccache gcc" -j"$JOBS")
+FRAGMENTS=("$REPO_DIR"/config-fragments/*.config)
+
+make_config() {
+	stage "config: tinyconfig + ${#FRAGMENTS[@]} fragments"
+	local new=$CACHE_DIR/config.new
+	rm -rf "$CACHE_DIR/config-tmp"
+	mkdir -p "$CACHE_DIR/config-tmp"
+	make -s -C "$TREE_DIR" O="$CACHE_DIR/config-tmp" tinyconfig >/dev/null
+	"$TREE_DIR/scripts/kconfig/merge_config.sh" -m -O "$CACHE_DIR/config-tmp" \
+		"$CACHE_DIR/config-tmp/.config" "${FRAGMENTS[@]}" >/dev/null
+	make -s -C "$TREE_DIR" O="$CACHE_DIR/config-tmp" olddefconfig >/dev/null
+	cp "$CACHE_DIR/config-tmp/.config" "$new"
+	check_config "$new"
+	mkdir -p "$OBJ_DIR"
+	if cmp -s "$new" "$OBJ_DIR/.config"; then
+		info "config unchanged"
+	else
+		cp "$new" "$OBJ_DIR/.config"
+		info "config updated"
+	fi
+}
+
+# Every CONFIG_X=v and '# CONFIG_X is not set' line of the fragments must be
+# in the final config: Kconfig silently drops options whose dependencies fail.
+check_config() {
+	local config=$1 bad=0 line sym
+	while IFS= read -r line; do
+		case "$line" in
+		CONFIG_*=*)
+			grep -qxF -- "$line" "$config" || {
+				echo "    missing: $line (got: $(grep "^${line%%=*}=" "$config" || echo 'not set'))"
+				bad=1
+			}
+			;;
+		"# CONFIG_"*" is not set")
+			sym=${line#\# }
+			sym=${sym%% *}
+			if grep -q "^$sym=" "$config"; then
+				echo "    should be unset: $sym"
+				bad=1
+			fi
+			;;
+		esac
+	done < <(cat "${FRAGMENTS[@]}")
+	((bad == 0)) || die "requested config options did not survive the merge"
+	info "all requested options present"
+}
+
+build() {
+	stage "build: bzImage + modules (-j$JOBS, ccache)"
+	local log=$CACHE_DIR/build.log start=$SECONDS
+	if ! with_heartbeat "$log" "${KMAKE[@]}" bzImage modules; then
+		grep -E 'error|Error' "$log" | head -40
+		die "kernel build failed (full log: $log)"
+	fi
+	grep -E 'warning:' "$log" | sort -u | sed 's/^/    /' || true
+	info "built in $((SECONDS - start))s: $(ccache -s 2>/dev/null | grep -iE '^ *hits|cache hit \(rate\)' | head -1 | xargs)"
+}
+
+mkdir -p "$CCACHE_DIR"
+ccache -M 5G >/dev/null
+make_config
+build

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Shared settings and helpers for the pipeline scripts. Sourced, never run.
+# shellcheck disable=SC2034  # the variables are used by the scripts that source this
+
+REPO_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# Everything that is big or slow to make lives outside git's view, in a cache
+# that survives fresh clones (CI clones anew each run).
+CACHE_DIR=${POWERCLAMP_CACHE:-/var/tmp/powerclamp-cache}
+SRC_TARBALL=/usr/src/linux-source-6.1.tar.xz
+TREE_DIR=$CACHE_DIR/linux            # pristine distro source + the quilt series
+OBJ_DIR=$CACHE_DIR/obj               # kernel build output (make O=)
+ROOTFS_BASE=$CACHE_DIR/rootfs-base   # debootstrap result, made once
+IMAGE=$CACHE_DIR/rootfs.ext4         # rootfs + modules + guest scripts
+LOG_DIR=${POWERCLAMP_LOGS:-$REPO_DIR/out}
+export CCACHE_DIR=${CCACHE_DIR:-$CACHE_DIR/ccache}
+
+START_SECONDS=${START_SECONDS:-$SECONDS}
+
+stage() {
+	printf '\n==> [%4ss] %s\n' "$((SECONDS - START_SECONDS))" "$*"
+}
+
+info() {
+	printf '    %s\n' "$*"
+}
+
+die() {
+	printf 'ERROR: %s\n' "$*" >&2
+	exit 1
+}
+
+# Run a long command, printing a heartbeat line every 30 s so that CI logs
+# show progress instead of minutes of silence. Output goes to $1.
+with_heartbeat() {
+	local log=$1
+	shift
+	"$@" >"$log" 2>&1 &
+	local pid=$! start=$SECONDS next=$((SECONDS + 30))
+	while kill -0 "$pid" 2>/dev/null; do
+		sleep 1
+		if ((SECONDS >= next)); then
+			info "... $((SECONDS - start))s: $(tail -n 1 "$log" | cut -c1-100)"
+			next=$((SECONDS + 30))
+		fi
+	done
+	wait "$pid"
+}

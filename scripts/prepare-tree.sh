@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Extract the distro kernel source once, then (re)apply the quilt series from
+# the repository. Any fuzz, offset or failed hunk stops the run.
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+APPLIED=$TREE_DIR/.applied   # copy of the series as it was last pushed
+
+series_changed() {
+	! diff -rq "$APPLIED/patches" "$REPO_DIR/patches" >/dev/null 2>&1 ||
+		! cmp -s "$APPLIED/series" "$REPO_DIR/series"
+}
+
+extract_tree() {
+	stage "tree: extracting $SRC_TARBALL"
+	[ -f "$SRC_TARBALL" ] || die "$SRC_TARBALL missing (run scripts/install-deps.sh)"
+	rm -rf "$TREE_DIR.tmp"
+	mkdir -p "$TREE_DIR.tmp"
+	tar -xJf "$SRC_TARBALL" -C "$TREE_DIR.tmp" --strip-components=1
+	mv "$TREE_DIR.tmp" "$TREE_DIR"
+}
+
+# Undo the previous series from quilt's own backups and touch what it
+# restored, so that make rebuilds files whose patch was dropped.
+pop_old_series() {
+	stage "tree: series changed, popping the previous one"
+	local files
+	files=$(cd "$TREE_DIR" && QUILT_PATCHES=$APPLIED/patches \
+		QUILT_SERIES=$APPLIED/series quilt files -a 2>/dev/null | sort -u) || true
+	(cd "$TREE_DIR" && QUILT_PATCHES=$APPLIED/patches \
+		QUILT_SERIES=$APPLIED/series quilt pop -a -f -q) >/dev/null
+	(cd "$TREE_DIR" && for f in $files; do [ -e "$f" ] && touch "$f"; done) || true
+}
+
+push_series() {
+	stage "tree: quilt push -a ($(grep -cv '^\s*\(#\|$\)' "$REPO_DIR/series") patches)"
+	local log=$CACHE_DIR/quilt-push.log
+	if ! (cd "$TREE_DIR" && QUILT_PATCHES=$REPO_DIR/patches \
+		QUILT_SERIES=$REPO_DIR/series quilt push -a --fuzz=0) >"$log" 2>&1; then
+		cat "$log"
+		die "quilt push failed: a patch does not apply to the pristine tree"
+	fi
+	if grep -E 'offset|fuzz' "$log"; then
+		die "a patch applied only with an offset or fuzz: refresh it"
+	fi
+	grep '^Applying patch' "$log" | sed 's/^/    /'
+	rm -rf "$APPLIED"
+	mkdir -p "$APPLIED"
+	cp -r "$REPO_DIR/patches" "$REPO_DIR/series" "$APPLIED/"
+}
+
+mkdir -p "$CACHE_DIR"
+if [ -d "$TREE_DIR" ] && [ -d "$TREE_DIR/.pc" ] && [ ! -d "$APPLIED" ]; then
+	info "tree holds patches of unknown origin: starting afresh"
+	rm -rf "$TREE_DIR"
+fi
+[ -f "$TREE_DIR/Makefile" ] || extract_tree
+
+if [ -d "$APPLIED" ] && ! series_changed; then
+	stage "tree: series unchanged, already applied"
+	exit 0
+fi
+[ -d "$TREE_DIR/.pc" ] && [ -d "$APPLIED" ] && pop_old_series
+push_series
