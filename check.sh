@@ -1,0 +1,388 @@
+#!/bin/bash
+# pass() never fails, so "cond && pass || fail" is a safe if-then-else here.
+# shellcheck disable=SC2015
+# Guest-side checks of the PowerClamp driver, run by the test init inside
+# QEMU. Each check prints one TAP line with the values it read; the run ends
+# with "guest: N passed, N failed" and exits non-zero if anything failed.
+#
+# Throttling is judged by the work the loads get per wall-clock second (their
+# runtime from /proc/PID/schedstat), and the idle the system shows by
+# /proc/stat deltas, as shared/MEASURED.md prescribes.
+set -u
+
+MODULE=intel_powerclamp
+DEBUG_DIR=/sys/kernel/debug/intel_powerclamp
+PARAMS=/sys/module/$MODULE/parameters
+NCPU=$(nproc --all)
+# Tolerances, in percentage points.
+TOL_TARGET=${TOL_TARGET:-3}       # /proc/stat idle vs the target
+TOL_AGREE=${TOL_AGREE:-2}         # idle shown vs work lost vs driver's ratio
+TOL_TICKS_PCT=${TOL_TICKS_PCT:-2} # /proc/stat ticks vs wall time
+
+n=0
+passed=0
+failed=0
+LOADS=()
+
+# ---- TAP helpers ----
+
+pass() { n=$((n + 1)); passed=$((passed + 1)); echo "ok $n - $*"; }
+fail() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
+
+# expect DESCRIPTION ACTUAL EXPECTED
+expect() {
+	if [ "$2" = "$3" ]; then pass "$1 ($2)"; else fail "$1: got '$2', want '$3'"; fi
+}
+
+# within DESCRIPTION ACTUAL EXPECTED TOLERANCE (decimals allowed)
+within() {
+	if awk -v a="$2" -v e="$3" -v t="$4" 'BEGIN { d = a - e; if (d < 0) d = -d; exit !(d <= t) }'; then
+		pass "$1 ($2, want $3 +- $4)"
+	else
+		fail "$1: got $2, want $3 +- $4"
+	fi
+}
+
+# ---- guest state readers ----
+
+cdev_dir() {
+	local d
+	for d in /sys/class/thermal/cooling_device*; do
+		[ "$(cat "$d/type" 2>/dev/null)" = "$MODULE" ] && { echo "$d"; return; }
+	done
+}
+
+# PIDs of the injection threads, one "pid cpu" line each, sorted by CPU.
+clamp_threads() {
+	local p comm
+	for p in /proc/[0-9]*; do
+		comm=$(cat "$p/comm" 2>/dev/null) || continue
+		case "$comm" in
+		kidle_inject/*) echo "${p#/proc/} ${comm#kidle_inject/}" ;;
+		esac
+	done | sort -n -k2
+}
+
+# online CPUs, one per line, from the kernel's range list ("0,2-3")
+online_cpus() {
+	tr ',' '\n' </sys/devices/system/cpu/online |
+		awk -F- '{ last = NF > 1 ? $2 : $1; for (c = $1; c <= last; c++) print c }'
+}
+
+stat_field() { awk -v k="$1:" '$1 == k { print $2 }' "$DEBUG_DIR/stats"; }
+
+# idle+iowait and total ticks from the aggregate line of /proc/stat
+proc_stat() { awk '$1 == "cpu" { t = 0; for (i = 2; i <= 9; i++) t += $i; print $5 + $6, t }' /proc/stat; }
+
+now_ns() { date +%s%N; }
+
+# summed runtime of the load processes, in ns
+load_runtime() {
+	local pid sum=0 rt
+	for pid in "${LOADS[@]}"; do
+		rt=$(cut -d' ' -f1 "/proc/$pid/schedstat" 2>/dev/null) || rt=0
+		sum=$((sum + rt))
+	done
+	echo "$sum"
+}
+
+start_loads() {
+	local cpu
+	for ((cpu = 0; cpu < NCPU; cpu++)); do
+		taskset -c "$cpu" bash -c 'while :; do :; done' &
+		LOADS+=($!)
+	done
+}
+
+stop_loads() {
+	((${#LOADS[@]})) && kill "${LOADS[@]}" 2>/dev/null
+	wait 2>/dev/null
+	LOADS=()
+}
+
+set_target() { echo "$1" >"$CDEV/cur_state"; }
+
+# Measure over SECONDS: prints "idle_pct lost_pct ticks_pct_of_wall"
+measure_window() {
+	local secs=$1 s0 s1 t0 t1 r0 r1
+	read -r -a s0 < <(proc_stat)
+	r0=$(load_runtime)
+	t0=$(now_ns)
+	sleep "$secs"
+	read -r -a s1 < <(proc_stat)
+	r1=$(load_runtime)
+	t1=$(now_ns)
+	awk -v i0="${s0[0]}" -v T0="${s0[1]}" -v i1="${s1[0]}" -v T1="${s1[1]}" \
+	    -v r0="$r0" -v r1="$r1" -v t0="$t0" -v t1="$t1" -v n="$NCPU" 'BEGIN {
+		wall = (t1 - t0) / 1e9; ticks = T1 - T0
+		printf "%.1f %.1f %.1f\n", 100 * (i1 - i0) / ticks,
+			100 - 100 * (r1 - r0) / 1e9 / (wall * n),
+			100 * ticks / (wall * n * 100)
+	}'
+}
+
+# ---- the checks ----
+
+check_kunit() {
+	local results=/sys/kernel/debug/kunit/$MODULE/results line
+	if [ ! -r "$results" ]; then
+		fail "kunit: no results at $results"
+		return
+	fi
+	while read -r line; do
+		case "$line" in
+		"ok "*pc_test_*) pass "kunit: ${line#ok }" ;;
+		"not ok "*pc_test_*) fail "kunit: ${line#not ok }" ;;
+		esac
+	done <"$results"
+	grep -q "^ok .* $MODULE\$" "$results" && pass "kunit: suite $MODULE" ||
+		fail "kunit: suite $MODULE did not pass"
+}
+
+check_load_and_device() {
+	modprobe "$MODULE" || { fail "modprobe $MODULE"; return 1; }
+	pass "modprobe $MODULE"
+	CDEV=$(cdev_dir)
+	[ -n "$CDEV" ] || { fail "no cooling device of type $MODULE"; return 1; }
+	pass "cooling device $CDEV has type $MODULE"
+	expect "max_state" "$(cat "$CDEV/max_state")" 50
+	expect "cur_state when idle" "$(cat "$CDEV/cur_state")" 0
+	expect "no kidle_inject threads at target 0" "$(clamp_threads | wc -l)" 0
+	expect "feedback source (MSRs read 0 under TCG)" "$(stat_field feedback_source)" cpu-idle-time
+	expect "feedback source logged once" \
+		"$(dmesg | grep -c "$MODULE: feedback from cpu-idle-time")" 1
+	grep -q '^pct confidence steady dynamic' "$DEBUG_DIR/powerclamp_calib" &&
+		pass "powerclamp_calib header" || fail "powerclamp_calib header"
+	expect "powerclamp_calib rows 0..49" \
+		"$(grep -cE '^[0-9]+	[0-9]+	[0-9]+	[0-9]+$' "$DEBUG_DIR/powerclamp_calib")" 50
+}
+
+check_threads() {
+	local want=$1 pid cpu status policy prio flags bad=0 got
+	got=$(clamp_threads | awk '{ print $2 }' | paste -sd,)
+	expect "one kidle_inject/N per online CPU ($2)" "$got" "$want"
+	while read -r pid cpu; do
+		status=$(grep Cpus_allowed_list "/proc/$pid/status" | awk '{ print $2 }')
+		read -r policy prio flags < <(sed 's/.*) //' "/proc/$pid/stat" |
+			awk '{ print $39, $38, $7 }')
+		if [ "$status" != "$cpu" ] || [ "$policy" != 1 ] || [ "$prio" != 50 ] ||
+			(((flags & 0x8000) != 0)); then
+			fail "kidle_inject/$cpu: cpus=$status policy=$policy rt_prio=$prio flags=$flags"
+			bad=1
+		fi
+	done < <(clamp_threads)
+	((bad)) || pass "threads bound to their CPU, SCHED_FIFO prio 50, freezable"
+}
+
+check_start_stop() {
+	local pids_before pids_after
+	set_target 25
+	expect "cur_state reads back the target" "$(cat "$CDEV/cur_state")" 25
+	sleep 1
+	check_threads "$(online_cpus | paste -sd,)" "start"
+	pids_before=$(clamp_threads | awk '{ print $1 }' | paste -sd,)
+	set_target 40
+	expect "retarget keeps the threads" \
+		"$(clamp_threads | awk '{ print $1 }' | paste -sd,)" "$pids_before"
+	expect "cur_state after retarget" "$(cat "$CDEV/cur_state")" 40
+	set_target 50
+	expect "target 50 is clamped to 49" "$(cat "$CDEV/cur_state")" 49
+	set_target 0
+	pids_after=$(clamp_threads | wc -l)
+	expect "stop removes every thread" "$pids_after" 0
+	expect "cur_state after stop" "$(cat "$CDEV/cur_state")" 0
+}
+
+check_accuracy() {
+	local target m idle lost ticks measured inj0 inj1 exp_ms
+	start_loads
+	for target in 10 25 40 49; do
+		set_target "$target"
+		sleep 3 # let calibration and the first windows pass
+		inj0=$(stat_field injected_ms)
+		read -r idle lost ticks < <(measure_window 5)
+		inj1=$(stat_field injected_ms)
+		measured=$(stat_field measured_ratio)
+		echo "# target $target: /proc/stat idle $idle%, work lost $lost%, ticks $ticks% of wall, driver $measured%"
+		within "target $target: /proc/stat idle vs target" "$idle" "$target" "$TOL_TARGET"
+		within "target $target: work lost vs target" "$lost" "$target" "$TOL_TARGET"
+		within "target $target: /proc/stat idle vs work lost" "$idle" "$lost" "$TOL_AGREE"
+		within "target $target: /proc/stat ticks vs wall time (%)" "$ticks" 100 "$TOL_TICKS_PCT"
+		within "target $target: driver's measured ratio vs /proc/stat idle" "$measured" "$idle" "$TOL_AGREE"
+		# injected idle over the window: NCPU * 5 s * target%, +-20 %
+		exp_ms=$((NCPU * 5000 * target / 100))
+		within "target $target: idle injected in 5 s (ms)" "$((inj1 - inj0))" "$exp_ms" "$((exp_ms / 5))"
+	done
+	set_target 0
+	stop_loads
+	m=$(awk '$1 ~ /^[0-9]+$/ && $2 > 0' "$DEBUG_DIR/powerclamp_calib" | wc -l)
+	((m > 0)) && pass "calibration learnt ($m ratios with confidence)" ||
+		fail "calibration table untouched after clamping under load"
+}
+
+check_skip_when_idle() {
+	local s0 s1 w0 w1 i0 i1
+	set_target 25
+	sleep 2
+	s0=$(stat_field windows_skipped)
+	w0=$(stat_field windows)
+	i0=$(stat_field injections)
+	sleep 4
+	s1=$(stat_field windows_skipped)
+	w1=$(stat_field windows)
+	i1=$(stat_field injections)
+	set_target 0
+	if ((w1 > w0 && s1 - s0 == w1 - w0)); then
+		pass "idle system: every window skipped ($((s1 - s0)) of $((w1 - w0)))"
+	else
+		fail "idle system: $((s1 - s0)) of $((w1 - w0)) windows skipped"
+	fi
+	((i1 - i0 <= NCPU)) && pass "idle system: injections stop ($((i1 - i0)) in 4 s)" ||
+		fail "idle system: $((i1 - i0)) injections in 4 s"
+}
+
+# write_rejected DESCRIPTION FILE VALUE: the write must fail and the value stay
+write_rejected() {
+	local before after err
+	before=$(cat "$2")
+	err=$(printf '%s\n' "$3" 2>&1 >"$2") && { fail "$1: write accepted"; return; }
+	after=$(cat "$2")
+	if [ "$after" = "$before" ]; then
+		pass "$1: rejected (${err##*: }), value still $after"
+	else
+		fail "$1: rejected but value changed $before -> $after"
+	fi
+}
+
+check_params() {
+	local p v
+	expect "duration default (ms)" "$(cat $PARAMS/duration)" 24
+	expect "window_size default" "$(cat $PARAMS/window_size)" 2
+	for p in duration window_size; do
+		for v in "" " " abc -1 5abc 0x10 0 1 101 \
+			"$(printf '9%.0s' {1..300})" "$(printf '\001\377\002')"; do
+			write_rejected "$p <- '$(printf '%q' "$v" | cut -c1-20)'" "$PARAMS/$p" "$v"
+		done
+	done
+	write_rejected "duration <- 64 KiB of junk" "$PARAMS/duration" \
+		"$(head -c 65536 /dev/zero | tr '\0' 'x')"
+	dmesg | grep -q "duration: expected a decimal integer in 4..100" &&
+		pass "invalid parameter logs why" || fail "no log line for an invalid parameter"
+	echo 10 >$PARAMS/duration && expect "duration accepts 10" "$(cat $PARAMS/duration)" 10
+	echo 5 >$PARAMS/window_size && expect "window_size accepts 5" "$(cat $PARAMS/window_size)" 5
+	echo 24 >$PARAMS/duration
+	echo 2 >$PARAMS/window_size
+	write_rejected "cur_state <- 51 (above max_state)" "$CDEV/cur_state" 51
+	write_rejected "cur_state <- -1" "$CDEV/cur_state" -1
+	write_rejected "cur_state <- abc" "$CDEV/cur_state" abc
+}
+
+check_unprivileged() {
+	local f
+	for f in "$CDEV/cur_state" "$PARAMS/duration" "$PARAMS/window_size"; do
+		if setpriv --reuid=65534 --regid=65534 --clear-groups \
+			sh -c "echo 10 > $f" 2>/dev/null; then
+			fail "unprivileged write to $f accepted"
+		else
+			pass "unprivileged write to $f refused (EACCES)"
+		fi
+	done
+	expect "cur_state unchanged by the unprivileged user" "$(cat "$CDEV/cur_state")" 0
+}
+
+cpu_online() { echo "$2" >"/sys/devices/system/cpu/cpu$1/online"; }
+
+check_hotplug() {
+	local ctl
+	if [ ! -f /sys/devices/system/cpu/cpu1/online ]; then
+		fail "cpu1 cannot be hotplugged"
+		return
+	fi
+	set_target 40
+	sleep 1
+	cpu_online 2 0
+	check_threads "$(online_cpus | paste -sd,)" "cpu2 offline"
+	cpu_online 2 1
+	sleep 1
+	check_threads "$(online_cpus | paste -sd,)" "cpu2 back online"
+	if [ -f /sys/devices/system/cpu/cpu0/online ]; then
+		expect "controlling cpu is the first online" "$(stat_field controlling_cpu)" 0
+		cpu_online 0 0
+		sleep 1
+		ctl=$(stat_field controlling_cpu)
+		expect "controlling cpu re-elected when cpu0 goes offline" "$ctl" 1
+		check_threads "$(online_cpus | paste -sd,)" "cpu0 offline"
+		w0=$(stat_field windows)
+		sleep 2
+		(($(stat_field windows) > w0)) && pass "new controlling cpu closes windows" ||
+			fail "no window closed after re-election"
+		cpu_online 0 1
+		sleep 1
+		check_threads "$(online_cpus | paste -sd,)" "cpu0 back online"
+	else
+		fail "cpu0 cannot be hotplugged (CONFIG_BOOTPARAM_HOTPLUG_CPU0)"
+	fi
+	set_target 0
+	expect "no thread left after hotplug and stop" "$(clamp_threads | wc -l)" 0
+}
+
+check_freeze() {
+	local mode
+	if grep -qw mem /sys/power/state; then mode=mem; else mode=freeze; fi
+	set_target 30
+	sleep 1
+	echo freezer >/sys/power/pm_test
+	if echo "$mode" >/sys/power/state; then
+		pass "pm_test freezer ($mode) with clamping active"
+	else
+		fail "pm_test freezer ($mode) failed"
+	fi
+	echo none >/sys/power/pm_test
+	sleep 1
+	check_threads "$(online_cpus | paste -sd,)" "after thaw"
+	set_target 0
+}
+
+check_unload() {
+	set_target 30
+	sleep 1
+	if rmmod "$MODULE"; then pass "rmmod while clamping"; else fail "rmmod while clamping"; fi
+	expect "no thread after rmmod" "$(clamp_threads | wc -l)" 0
+	expect "cooling device gone" "$(cdev_dir)" ""
+	[ -d "$DEBUG_DIR" ] && fail "debugfs dir left behind" || pass "debugfs dir removed"
+	modprobe "$MODULE" && CDEV=$(cdev_dir) && pass "modprobe again" || fail "modprobe again"
+}
+
+check_kmemleak() {
+	local f=/sys/kernel/debug/kmemleak leaks
+	[ -w "$f" ] || { pass "kmemleak not built in: skipped"; return; }
+	rmmod "$MODULE"
+	echo scan >"$f"
+	sleep 6
+	echo scan >"$f"
+	leaks=$(grep -c 'unreferenced object' "$f")
+	expect "kmemleak: leaks after load/clamp/unload" "$leaks" 0
+	[ "$leaks" = 0 ] || head -40 "$f"
+}
+
+# Forget leaks suspected before the tests, so the final scan is about them.
+[ -w /sys/kernel/debug/kmemleak ] && echo clear >/sys/kernel/debug/kmemleak
+
+echo "TAP version 13"
+echo "# $(uname -r), $NCPU CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
+if check_load_and_device; then
+	check_kunit
+	check_start_stop
+	check_accuracy
+	check_skip_when_idle
+	check_params
+	check_unprivileged
+	check_hotplug
+	check_freeze
+	check_unload
+	check_kmemleak
+fi
+stop_loads
+echo "1..$n"
+echo "guest: $passed passed, $failed failed"
+((failed == 0))

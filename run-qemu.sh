@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Boot the built kernel and rootfs image under QEMU (TCG by default) and
+# return the guest's verdict: 0 pass, 1 guest checks failed, 2 the guest
+# crashed, hung or printed a kernel splat. The serial console is logged.
+#
+# usage: run-qemu.sh [--mode test|demo|shell] [--log FILE] [--smp N]
+#                    [--timeout SECONDS] [--append "ARGS"] [--kvm]
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/scripts/lib.sh"
+
+MODE="test"
+SMP=${POWERCLAMP_SMP:-4}
+TIMEOUT=${POWERCLAMP_TIMEOUT:-1200}
+ACCEL=tcg
+APPEND=""
+LOG=""
+while (($#)); do
+	case "$1" in
+	--mode) MODE=$2; shift 2 ;;
+	--log) LOG=$2; shift 2 ;;
+	--smp) SMP=$2; shift 2 ;;
+	--timeout) TIMEOUT=$2; shift 2 ;;
+	--append) APPEND=$2; shift 2 ;;
+	--kvm) ACCEL=kvm; shift ;;  # only on request: /dev/kvm here cannot boot
+	*) die "unknown argument: $1" ;;
+	esac
+done
+LOG=${LOG:-$LOG_DIR/console-$MODE.log}
+KERNEL=$OBJ_DIR/arch/x86/boot/bzImage
+[ -f "$KERNEL" ] || die "no kernel at $KERNEL (run scripts/build-kernel.sh)"
+[ -f "$IMAGE" ] || die "no rootfs image at $IMAGE (run scripts/build-rootfs.sh)"
+mkdir -p "$(dirname "$LOG")"
+
+QEMU=(qemu-system-x86_64
+	-accel "$ACCEL" -cpu "Skylake-Client,+monitor" -smp "$SMP" -m 2048
+	-kernel "$KERNEL"
+	-append "console=ttyS0 root=/dev/vda rw rootfstype=ext4 init=/sbin/pc-init panic=-1 pc.mode=$MODE $APPEND"
+	-drive "file=$IMAGE,format=raw,if=virtio"
+	-device "isa-debug-exit,iobase=0xf4,iosize=0x04"
+	-display none -no-reboot)
+
+if [ "$MODE" = shell ]; then
+	exec "${QEMU[@]}" -serial mon:stdio
+fi
+
+stage "qemu: booting ($ACCEL, $SMP vCPUs, mode $MODE, timeout ${TIMEOUT}s), console in $LOG"
+set +e
+timeout --foreground "$TIMEOUT" "${QEMU[@]}" -serial stdio -monitor none \
+	</dev/null | tee "$LOG"
+status=${PIPESTATUS[0]}
+set -e
+
+case "$status" in
+33) verdict=0; info "guest reported success" ;;
+35) verdict=1; info "guest reported failed checks" ;;
+124) verdict=2; info "guest hung: no verdict after ${TIMEOUT}s" ;;
+*) verdict=2; info "guest died without a verdict (QEMU exit $status: panic or crash)" ;;
+esac
+
+if ! "$REPO_DIR/scripts/scan-console.sh" "$LOG"; then
+	verdict=2
+fi
+exit "$verdict"

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Build the guest disk image: a cached debootstrap minbase rootfs, plus the
+# freshly built modules, our init and the guest-side scripts, packed with
+# mke2fs -d (no loop mounts).
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+SUITE=bookworm
+MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+INCLUDE=kmod,procps,util-linux,coreutils
+STAGE_DIR=$CACHE_DIR/rootfs-stage
+IMAGE_SIZE=768M
+
+make_base() {
+	stage "rootfs: debootstrap --variant=minbase $SUITE (once, cached)"
+	rm -rf "$ROOTFS_BASE.tmp"
+	if ! with_heartbeat "$CACHE_DIR/debootstrap.log" debootstrap \
+		--variant=minbase --include="$INCLUDE" "$SUITE" \
+		"$ROOTFS_BASE.tmp" "$MIRROR"; then
+		tail -n 20 "$CACHE_DIR/debootstrap.log"
+		die "debootstrap failed"
+	fi
+	rm -rf "$ROOTFS_BASE.tmp/var/cache/apt/archives"/*.deb
+	mv "$ROOTFS_BASE.tmp" "$ROOTFS_BASE"
+}
+
+make_image() {
+	stage "rootfs: image with modules and guest scripts"
+	rm -rf "$STAGE_DIR"
+	cp -a "$ROOTFS_BASE" "$STAGE_DIR"
+	make -s -C "$TREE_DIR" O="$OBJ_DIR" INSTALL_MOD_PATH="$STAGE_DIR" \
+		modules_install >/dev/null
+	install -m 0755 "$REPO_DIR/test-rootfs/init" "$STAGE_DIR/sbin/pc-init"
+	install -m 0755 "$REPO_DIR/check.sh" "$STAGE_DIR/check.sh"
+	install -m 0755 "$REPO_DIR/test-rootfs/demo.sh" "$STAGE_DIR/demo.sh"
+	rm -f "$IMAGE"
+	mke2fs -q -t ext4 -L pc-root -d "$STAGE_DIR" "$IMAGE" "$IMAGE_SIZE"
+	info "$IMAGE ($(du -sh "$STAGE_DIR" | cut -f1) of files)"
+}
+
+[ -d "$ROOTFS_BASE" ] || make_base
+make_image

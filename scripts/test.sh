@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh Debian 12 machine: install what is
+# missing, lint the series, apply it, build the kernel and the rootfs, boot
+# the guest checks under QEMU and scan its console. Ends with the line
+# "N passed, N failed" and exits non-zero on any failure or kernel splat.
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
+export START_SECONDS=$SECONDS
+
+passed=0
+failed=0
+current="start"
+
+summary() {
+	echo
+	echo "==> summary after $((SECONDS - START_SECONDS))s"
+	echo "$passed passed, $failed failed"
+}
+
+# A stage that stops the run (patch does not apply, build breaks) counts as
+# one failure, so the closing line is always there.
+on_exit() {
+	local rc=$?
+	if [ "$current" != "done" ]; then
+		echo "not ok - stage '$current' failed (exit $rc)"
+		failed=$((failed + 1))
+		summary
+		exit 1
+	fi
+}
+trap on_exit EXIT
+
+# count_from LOG PREFIX: add the "PREFIX: N passed, N failed" line of LOG
+count_from() {
+	local line
+	line=$(grep -aE "^$2: [0-9]+ passed, [0-9]+ failed" "$1" | tail -n 1) || true
+	if [ -z "$line" ]; then
+		echo "not ok - $2 printed no result line"
+		failed=$((failed + 1))
+		return
+	fi
+	read -r _ p _ f _ <<<"$line"
+	passed=$((passed + p))
+	failed=$((failed + f))
+}
+
+mkdir -p "$LOG_DIR"
+current="deps"
+"$REPO_DIR/scripts/install-deps.sh"
+current="tree"
+"$REPO_DIR/scripts/prepare-tree.sh"
+
+current="lint"
+"$REPO_DIR/scripts/lint.sh" | tee "$LOG_DIR/lint.log" || true
+count_from "$LOG_DIR/lint.log" lint
+
+current="kernel build"
+"$REPO_DIR/scripts/build-kernel.sh"
+current="rootfs"
+"$REPO_DIR/scripts/build-rootfs.sh"
+
+current="guest"
+console=$LOG_DIR/console-test.log
+verdict=0
+"$REPO_DIR/run-qemu.sh" --mode test --log "$console" || verdict=$?
+count_from "$console" guest
+if "$REPO_DIR/scripts/scan-console.sh" "$console" >/dev/null; then
+	passed=$((passed + 1))
+	echo "ok - guest console free of kernel splats"
+else
+	failed=$((failed + 1))
+	echo "not ok - kernel splat on the guest console (see above)"
+fi
+if ((verdict == 2)); then
+	failed=$((failed + 1))
+	echo "not ok - guest crashed, hung or never reported"
+fi
+
+current="done"
+summary
+((failed == 0))
