@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Check that the series is bisectable: apply it one patch at a time and
+# build the objects each patch touches, in a separate output folder with the
+# test config. Stops on the first patch that breaks the build. Leaves the
+# whole series applied.
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+BISECT_OBJ=$CACHE_DIR/obj-bisect
+JOBS=${JOBS:-$(nproc)}
+export QUILT_PATCHES=$REPO_DIR/patches QUILT_SERIES=$REPO_DIR/series
+
+# Build targets for the files a patch touches: objects of .c files and the
+# modules of the directories holding them; Kconfig and docs need no build.
+targets_for() {
+	local f
+	(cd "$TREE_DIR" && quilt files "$1") | while read -r f; do
+		case "$f" in
+		*_test.c) ;; # included by the file it tests
+		*.c) [ -f "$TREE_DIR/$f" ] && echo "${f%.c}.o" ;;
+		*/Kconfig | */Makefile) echo "$(dirname "$f")/" ;;
+		esac
+	done | sort -u
+}
+
+stage "bisect: building each patch of the series on its own"
+mkdir -p "$BISECT_OBJ"
+cp "$OBJ_DIR/.config" "$BISECT_OBJ/.config"
+(cd "$TREE_DIR" && quilt pop -a -q >/dev/null)
+trap '(cd "$TREE_DIR" && quilt push -a -q >/dev/null)' EXIT
+while read -r patch; do
+	(cd "$TREE_DIR" && quilt push -q >/dev/null)
+	mapfile -t targets < <(targets_for "$patch")
+	log=$CACHE_DIR/bisect-$patch.log
+	if ! make -C "$TREE_DIR" O="$BISECT_OBJ" CC="ccache gcc" -j"$JOBS" \
+		olddefconfig "${targets[@]}" >"$log" 2>&1; then
+		grep -E 'error|Error' "$log" | head -20
+		die "the tree does not build after $patch (log: $log)"
+	fi
+	echo "ok - builds after $patch (${targets[*]:-nothing to build})"
+done < <(grep -v '^\s*\(#\|$\)' "$REPO_DIR/series")
