@@ -36,7 +36,7 @@ QEMU=(qemu-system-x86_64
 	-accel "$ACCEL" -cpu "Skylake-Client,+monitor" -smp "$SMP" -m 2048
 	-kernel "$KERNEL"
 	-append "console=ttyS0 root=/dev/vda rw rootfstype=ext4 init=/sbin/pc-init panic=-1 pc.mode=$MODE $APPEND"
-	-drive "file=$IMAGE,format=raw,if=virtio"
+	-drive "file=$IMAGE,format=raw,if=virtio,snapshot=on"
 	-device "isa-debug-exit,iobase=0xf4,iosize=0x04"
 	-display none -no-reboot)
 
