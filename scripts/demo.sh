@@ -5,7 +5,6 @@
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
-export START_SECONDS=$SECONDS
 
 "$REPO_DIR/scripts/install-deps.sh"
 "$REPO_DIR/scripts/prepare-tree.sh"

@@ -14,10 +14,11 @@ IMAGE=$CACHE_DIR/rootfs.ext4         # rootfs + modules + guest scripts
 LOG_DIR=${POWERCLAMP_LOGS:-$REPO_DIR/out}
 export CCACHE_DIR=${CCACHE_DIR:-$CACHE_DIR/ccache}
 
-START_SECONDS=${START_SECONDS:-$SECONDS}
+# Wall-clock start of the whole command, shared with the scripts it runs.
+export PC_START_EPOCH=${PC_START_EPOCH:-$(date +%s)}
 
 stage() {
-	printf '\n==> [%4ss] %s\n' "$((SECONDS - START_SECONDS))" "$*"
+	printf '\n==> [%4ss] %s\n' "$(($(date +%s) - PC_START_EPOCH))" "$*"
 }
 
 info() {

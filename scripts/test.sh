@@ -6,7 +6,6 @@
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
-export START_SECONDS=$SECONDS
 
 passed=0
 failed=0
@@ -14,7 +13,7 @@ current="start"
 
 summary() {
 	echo
-	echo "==> summary after $((SECONDS - START_SECONDS))s"
+	echo "==> summary after $(($(date +%s) - PC_START_EPOCH))s"
 	echo "$passed passed, $failed failed"
 }
 
