@@ -26,11 +26,12 @@ targets_for() {
 
 stage "bisect: building each patch of the series on its own"
 mkdir -p "$BISECT_OBJ"
-cp "$OBJ_DIR/.config" "$BISECT_OBJ/.config"
 (cd "$TREE_DIR" && quilt pop -a -q >/dev/null)
 trap '(cd "$TREE_DIR" && quilt push -a -q >/dev/null)' EXIT
 while read -r patch; do
 	(cd "$TREE_DIR" && quilt push -q >/dev/null)
+	# the test config each time: olddefconfig drops symbols a patch removes
+	cp "$OBJ_DIR/.config" "$BISECT_OBJ/.config"
 	mapfile -t targets < <(targets_for "$patch")
 	log=$CACHE_DIR/bisect-$patch.log
 	if ! make -C "$TREE_DIR" O="$BISECT_OBJ" CC="ccache gcc" -j"$JOBS" \

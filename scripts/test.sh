@@ -56,6 +56,24 @@ count_from "$LOG_DIR/lint.log" lint
 
 current="kernel build"
 "$REPO_DIR/scripts/build-kernel.sh"
+
+# Series-level checks that need the built config: each patch builds on its
+# own, and the exported mails apply with git am. Bisecting re-applies the
+# series, so the kernel is brought up to date again afterwards (seconds).
+current="bisect"
+if "$REPO_DIR/scripts/bisect-build.sh"; then
+	passed=$((passed + 1)); echo "ok - every patch of the series builds on its own"
+else
+	failed=$((failed + 1)); echo "not ok - the series is not bisectable"
+fi
+current="export"
+if "$REPO_DIR/scripts/export-series.sh"; then
+	passed=$((passed + 1)); echo "ok - exported series applies with git am to a pristine tree"
+else
+	failed=$((failed + 1)); echo "not ok - exported series does not apply with git am"
+fi
+current="kernel build"
+"$REPO_DIR/scripts/build-kernel.sh"
 current="rootfs"
 "$REPO_DIR/scripts/build-rootfs.sh"
 
