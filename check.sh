@@ -376,6 +376,24 @@ check_kmemleak() {
 	[ "$leaks" = 0 ] || head -40 "$f"
 }
 
+# On a CPU the driver cannot drive (booted with another -cpu model) the
+# module must refuse to load with a one-line reason and leave nothing behind.
+check_probe_refused() {
+	local vendor arat reason
+	vendor=$(awk -F': ' '/^vendor_id/ { print $2; exit }' /proc/cpuinfo)
+	arat=$(grep -m1 -cw arat /proc/cpuinfo)
+	if modprobe "$MODULE" 2>/dev/null; then
+		fail "modprobe succeeded on a $vendor CPU (arat: $arat)"
+		return
+	fi
+	pass "modprobe refused on a $vendor CPU (arat: $arat)"
+	reason=$(dmesg | grep -E "$MODULE: (needs an Intel|cannot force idle)" | tail -n 1)
+	[ -n "$reason" ] && pass "one-line reason logged: ${reason#*] }" ||
+		fail "no reason logged for the refusal"
+	expect "no cooling device left" "$(cdev_dir)" ""
+	expect "no kidle_inject threads" "$(clamp_threads | wc -l)" 0
+}
+
 # Forget leaks suspected before the tests, so the final scan is about them.
 [ -w /sys/kernel/debug/kmemleak ] && echo clear >/sys/kernel/debug/kmemleak
 
@@ -383,7 +401,9 @@ echo "TAP version 13"
 echo "# $(uname -r), $NCPU CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
 # pc.checks=accuracy,hotplug on the kernel command line runs only those.
 CHECKS=${PC_CHECKS:-kunit,start_stop,accuracy,skip_when_idle,params,unprivileged,hotplug,freeze,unload,kmemleak}
-if check_load_and_device; then
+if [ "$CHECKS" = probe_refused ]; then
+	check_probe_refused
+elif check_load_and_device; then
 	for c in ${CHECKS//,/ }; do
 		"check_$c"
 	done

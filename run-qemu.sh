@@ -4,7 +4,7 @@
 # crashed, hung or printed a kernel splat. The serial console is logged.
 #
 # usage: run-qemu.sh [--mode test|demo|shell] [--log FILE] [--smp N]
-#                    [--timeout SECONDS] [--append "ARGS"] [--kvm]
+#                    [--timeout SECONDS] [--append "ARGS"] [--cpu MODEL] [--kvm]
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/scripts/lib.sh"
@@ -13,6 +13,7 @@ MODE="test"
 SMP=${POWERCLAMP_SMP:-4}
 TIMEOUT=${POWERCLAMP_TIMEOUT:-1200}
 ACCEL=tcg
+CPU_MODEL="Skylake-Client,+monitor"  # GenuineIntel family 6 with MWAIT
 APPEND=""
 LOG=""
 while (($#)); do
@@ -22,6 +23,7 @@ while (($#)); do
 	--smp) SMP=$2; shift 2 ;;
 	--timeout) TIMEOUT=$2; shift 2 ;;
 	--append) APPEND=$2; shift 2 ;;
+	--cpu) CPU_MODEL=$2; shift 2 ;;
 	--kvm) ACCEL=kvm; shift ;;  # only on request: /dev/kvm here cannot boot
 	*) die "unknown argument: $1" ;;
 	esac
@@ -33,7 +35,7 @@ KERNEL=$OBJ_DIR/arch/x86/boot/bzImage
 mkdir -p "$(dirname "$LOG")"
 
 QEMU=(qemu-system-x86_64
-	-accel "$ACCEL" -cpu "Skylake-Client,+monitor" -smp "$SMP" -m 2048
+	-accel "$ACCEL" -cpu "$CPU_MODEL" -smp "$SMP" -m 2048
 	-kernel "$KERNEL"
 	-append "console=ttyS0 root=/dev/vda rw rootfstype=ext4 init=/sbin/pc-init panic=-1 pc.mode=$MODE $APPEND"
 	-drive "file=$IMAGE,format=raw,if=virtio,snapshot=on"
@@ -44,7 +46,7 @@ if [ "$MODE" = shell ]; then
 	exec "${QEMU[@]}" -serial mon:stdio
 fi
 
-stage "qemu: booting ($ACCEL, $SMP vCPUs, mode $MODE, timeout ${TIMEOUT}s), console in $LOG"
+stage "qemu: booting ($ACCEL, $CPU_MODEL, $SMP vCPUs, mode $MODE, timeout ${TIMEOUT}s), console in $LOG"
 set +e
 timeout --foreground "$TIMEOUT" "${QEMU[@]}" -serial stdio -monitor none \
 	</dev/null | tee "$LOG"

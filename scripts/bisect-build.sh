@@ -11,15 +11,25 @@ BISECT_OBJ=$CACHE_DIR/obj-bisect
 JOBS=${JOBS:-$(nproc)}
 export QUILT_PATCHES=$REPO_DIR/patches QUILT_SERIES=$REPO_DIR/series
 
-# Build targets for the files a patch touches: objects of .c files and the
-# modules of the directories holding them; Kconfig and docs need no build.
+# Build targets for the files a patch touches: the object of a .c file
+# that its Makefile builds, else its whole directory (kernel/sched/*.c are
+# included by build_*.c); a Kconfig or Makefile change builds its
+# directory. Documentation needs no build.
 targets_for() {
-	local f
+	local f dir obj
 	(cd "$TREE_DIR" && quilt files "$1") | while read -r f; do
+		dir=$(dirname "$f")
+		obj=$(basename "${f%.c}").o
 		case "$f" in
-		*_test.c) ;; # included by the file it tests
-		*.c) [ -f "$TREE_DIR/$f" ] && echo "${f%.c}.o" ;;
-		*/Kconfig | */Makefile) echo "$(dirname "$f")/" ;;
+		*.c)
+			[ -f "$TREE_DIR/$f" ] || continue
+			if grep -qw -- "$obj" "$TREE_DIR/$dir/Makefile"; then
+				echo "${f%.c}.o"
+			else
+				echo "$dir/"
+			fi
+			;;
+		*/Kconfig | */Makefile) echo "$dir/" ;;
 		esac
 	done | sort -u
 }

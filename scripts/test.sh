@@ -87,7 +87,7 @@ guest_run() {
 	local name=$1 smp=$2 checks=$3 console=$LOG_DIR/console-$1.log verdict=0
 	current="guest ($name)"
 	"$REPO_DIR/run-qemu.sh" --mode test --smp "$smp" --append "pc.checks=$checks" \
-		--log "$console" || verdict=$?
+		--log "$console" "${@:4}" || verdict=$?
 	count_from "$console" guest
 	if "$REPO_DIR/scripts/scan-console.sh" "$console" >/dev/null; then
 		passed=$((passed + 1))
@@ -103,6 +103,9 @@ guest_run() {
 }
 guest_run functional 4 "$FUNCTIONAL"
 guest_run accuracy 2 accuracy
+# CPUs the driver must refuse: not Intel, and Intel without ARAT.
+guest_run amd-cpu 1 probe_refused --cpu EPYC
+guest_run no-arat 1 probe_refused --cpu "Skylake-Client,+monitor,-arat"
 
 current="done"
 summary
