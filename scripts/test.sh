@@ -57,6 +57,16 @@ count_from "$LOG_DIR/lint.log" lint
 current="kernel build"
 "$REPO_DIR/scripts/build-kernel.sh"
 
+# count_tap LOG: add the "ok - " and "not ok - " lines of LOG
+count_tap() {
+	passed=$((passed + $(grep -c '^ok - ' "$1" || true)))
+	failed=$((failed + $(grep -c '^not ok - ' "$1" || true)))
+}
+
+current="driver analysis"
+"$REPO_DIR/scripts/analyze-driver.sh" | tee "$LOG_DIR/analyze.log" || true
+count_tap "$LOG_DIR/analyze.log"
+
 # Series-level checks that need the built config: each patch builds on its
 # own, and the exported mails apply with git am. Bisecting re-applies the
 # series, so the kernel is brought up to date again afterwards (seconds).
