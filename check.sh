@@ -252,6 +252,58 @@ check_skip_when_idle() {
 		fail "idle system: $((i1 - i0)) injections in 4 s"
 }
 
+# Synchronisation: record when each kidle_inject thread is switched in (the
+# start of an injection) and group the starts by boundary. Every CPU should
+# start at every boundary, within a jiffy or so of the others.
+check_sync() {
+	local t=/sys/kernel/tracing ev groups full median max
+	ev=$t/events/sched/sched_switch
+	[ -d "$ev" ] || { fail "sync: no sched_switch trace event"; return; }
+	start_loads
+	set_target 25
+	sleep 2
+	echo global >"$t/trace_clock"
+	echo 'next_comm ~ "kidle_inject*"' >"$ev/filter"
+	echo >"$t/trace"
+	echo 1 >"$ev/enable"
+	sleep 3
+	echo 0 >"$ev/enable"
+	set_target 0
+	stop_loads
+	# groups: starts less than half an interval (96 ms at 25 %) apart
+	read -r groups full median max < <(awk -v n="$NCPU" '
+		/ sched_switch: / {
+			for (i = 1; i <= NF; i++) {
+				if ($i ~ /^[0-9]+\.[0-9]+:$/) ts = $i + 0
+				if ($i ~ /^next_comm=kidle_inject\//) cpu = substr($i, 24)
+			}
+			print ts, cpu
+		}' "$t/trace" | sort -n | awk -v n="$NCPU" '
+		function close_group() {
+			if (!g) return
+			c = 0; for (k in seen) c++
+			if (c == n) { full++; sp[full] = (last - first) * 1000 }
+			delete seen
+		}
+		{ if (!g || $1 - first > 0.048) { close_group(); g++; first = $1 }
+		  seen[$2] = 1; last = $1 }
+		END {
+			close_group()
+			for (i = 1; i <= full; i++) for (j = i + 1; j <= full; j++)
+				if (sp[j] < sp[i]) { x = sp[i]; sp[i] = sp[j]; sp[j] = x }
+			printf "%d %d %.2f %.2f\n", g, full, full ? sp[int((full + 1) / 2)] : -1, full ? sp[full] : -1
+		}')
+	echo "# sync: $groups boundaries, $full with every CPU injecting; spread median $median ms, max $max ms"
+	if ((groups > 10 && full * 10 >= groups * 9)); then
+		pass "sync: every CPU injects at >= 90% of the boundaries ($full of $groups)"
+	else
+		fail "sync: only $full of $groups boundaries had every CPU injecting"
+	fi
+	within "sync: median spread of injection starts across CPUs (ms)" "$median" 0 4
+	echo >"$t/trace"
+	echo 0 >"$ev/filter"
+}
+
 # write_rejected DESCRIPTION FILE VALUE: the write must fail and the value stay
 write_rejected() {
 	local before after err
@@ -400,7 +452,7 @@ check_probe_refused() {
 echo "TAP version 13"
 echo "# $(uname -r), $NCPU CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
 # pc.checks=accuracy,hotplug on the kernel command line runs only those.
-CHECKS=${PC_CHECKS:-kunit,start_stop,accuracy,skip_when_idle,params,unprivileged,hotplug,freeze,unload,kmemleak}
+CHECKS=${PC_CHECKS:-kunit,start_stop,sync,accuracy,skip_when_idle,params,unprivileged,hotplug,freeze,unload,kmemleak}
 if [ "$CHECKS" = probe_refused ]; then
 	check_probe_refused
 elif check_load_and_device; then

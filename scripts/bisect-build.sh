@@ -37,7 +37,8 @@ targets_for() {
 stage "bisect: building each patch of the series on its own"
 mkdir -p "$BISECT_OBJ"
 (cd "$TREE_DIR" && quilt pop -a -q >/dev/null)
-trap '(cd "$TREE_DIR" && quilt push -a -q >/dev/null 2>&1)' EXIT
+# on failure, leave the whole series applied again
+trap '(cd "$TREE_DIR" && quilt push -a -q >/dev/null 2>&1) || true' EXIT
 while read -r patch; do
 	(cd "$TREE_DIR" && quilt push -q >/dev/null)
 	# the test config each time: olddefconfig drops symbols a patch removes
