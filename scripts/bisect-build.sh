@@ -9,7 +9,7 @@ set -euo pipefail
 
 BISECT_OBJ=$CACHE_DIR/obj-bisect
 JOBS=${JOBS:-$(nproc)}
-export QUILT_PATCHES=$REPO_DIR/patches QUILT_SERIES=$REPO_DIR/series
+quilt_repo() { quilt_with "$REPO_DIR/patches" "$REPO_DIR/series" "$@"; }
 
 # Build targets for the files a patch touches: the object of a .c file
 # that its Makefile builds, else its whole directory (kernel/sched/*.c are
@@ -17,7 +17,7 @@ export QUILT_PATCHES=$REPO_DIR/patches QUILT_SERIES=$REPO_DIR/series
 # directory. Documentation needs no build.
 targets_for() {
 	local f dir obj
-	(cd "$TREE_DIR" && quilt files "$1") | while read -r f; do
+	quilt_repo files "$1" | while read -r f; do
 		dir=$(dirname "$f")
 		obj=$(basename "${f%.c}").o
 		case "$f" in
@@ -36,11 +36,11 @@ targets_for() {
 
 stage "bisect: building each patch of the series on its own"
 mkdir -p "$BISECT_OBJ"
-(cd "$TREE_DIR" && quilt pop -a -q >/dev/null)
+quilt_repo pop -a -q >/dev/null
 # on failure, leave the whole series applied again
-trap '(cd "$TREE_DIR" && quilt push -a -q >/dev/null 2>&1) || true' EXIT
+trap 'quilt_repo push -a -q >/dev/null 2>&1 || true' EXIT
 while read -r patch; do
-	(cd "$TREE_DIR" && quilt push -q >/dev/null)
+	quilt_repo push -q >/dev/null
 	# the test config each time: olddefconfig drops symbols a patch removes
 	cp "$OBJ_DIR/.config" "$BISECT_OBJ/.config"
 	mapfile -t targets < <(targets_for "$patch")

@@ -25,6 +25,20 @@ info() {
 	printf '    %s\n' "$*"
 }
 
+# quilt_with PATCHES_DIR SERIES_FILE ARGS...: run quilt in the tree on the
+# given series. quilt records the patches folder and series file of its
+# first push in .pc/ and prefers them to the environment, so they are
+# rewritten here: the repository is cloned to a new folder for every CI run.
+quilt_with() {
+	local patches=$1 series=$2
+	shift 2
+	if [ -d "$TREE_DIR/.pc" ]; then
+		echo "$patches" >"$TREE_DIR/.pc/.quilt_patches"
+		echo "$series" >"$TREE_DIR/.pc/.quilt_series"
+	fi
+	(cd "$TREE_DIR" && QUILT_PATCHES=$patches QUILT_SERIES=$series quilt "$@")
+}
+
 die() {
 	printf 'ERROR: %s\n' "$*" >&2
 	exit 1

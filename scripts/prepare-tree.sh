@@ -26,18 +26,17 @@ extract_tree() {
 pop_old_series() {
 	stage "tree: series changed, popping the previous one"
 	local files
-	files=$(cd "$TREE_DIR" && QUILT_PATCHES=$APPLIED/patches \
-		QUILT_SERIES=$APPLIED/series quilt files -a 2>/dev/null | sort -u) || true
-	(cd "$TREE_DIR" && QUILT_PATCHES=$APPLIED/patches \
-		QUILT_SERIES=$APPLIED/series quilt pop -a -f -q) >/dev/null
+	files=$(quilt_with "$APPLIED/patches" "$APPLIED/series" files -a 2>/dev/null |
+		sort -u) || true
+	quilt_with "$APPLIED/patches" "$APPLIED/series" pop -a -f -q >/dev/null
 	(cd "$TREE_DIR" && for f in $files; do [ -e "$f" ] && touch "$f"; done) || true
 }
 
 push_series() {
 	stage "tree: quilt push -a ($(grep -cv '^\s*\(#\|$\)' "$REPO_DIR/series") patches)"
 	local log=$CACHE_DIR/quilt-push.log
-	if ! (cd "$TREE_DIR" && QUILT_PATCHES=$REPO_DIR/patches \
-		QUILT_SERIES=$REPO_DIR/series quilt push -a --fuzz=0) >"$log" 2>&1; then
+	if ! quilt_with "$REPO_DIR/patches" "$REPO_DIR/series" push -a --fuzz=0 \
+		>"$log" 2>&1; then
 		cat "$log"
 		die "quilt push failed: a patch does not apply to the pristine tree"
 	fi
