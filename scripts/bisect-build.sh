@@ -40,7 +40,7 @@ quilt_repo pop -a -q >/dev/null
 # on failure, leave the whole series applied again
 trap 'quilt_repo push -a -q >/dev/null 2>&1 || true' EXIT
 while read -r patch; do
-	quilt_repo push -q >/dev/null
+	quilt_repo push -q --fuzz=0 >/dev/null
 	# the test config each time: olddefconfig drops symbols a patch removes
 	cp "$OBJ_DIR/.config" "$BISECT_OBJ/.config"
 	mapfile -t targets < <(targets_for "$patch")
