@@ -15,9 +15,14 @@ DEBUG_DIR=/sys/kernel/debug/intel_powerclamp
 PARAMS=/sys/module/$MODULE/parameters
 NCPU=$(nproc --all)
 # Tolerances, in percentage points.
-TOL_TARGET=${TOL_TARGET:-3}       # /proc/stat idle vs the target
-TOL_AGREE=${TOL_AGREE:-2}         # idle shown vs work lost vs driver's ratio
-TOL_TICKS_PCT=${TOL_TICKS_PCT:-2} # /proc/stat ticks (% of wall) vs unclamped
+# Measured on an otherwise idle 2-core host (README): idle within 0.3 of
+# target, driver within 0.5 of /proc/stat, work lost 0.5-2.3 above idle
+# shown (the threads' own wakeups and timers, slow under TCG), ticks
+# 99.2-100 % of wall. The tolerances leave room for host noise.
+TOL_TARGET=${TOL_TARGET:-3}        # /proc/stat idle and work lost vs target
+TOL_LOST=${TOL_LOST:-3}            # /proc/stat idle vs work lost to the clamp
+TOL_DRIVER=${TOL_DRIVER:-2}        # driver's measured ratio vs /proc/stat idle
+TOL_TICKS_PCT=${TOL_TICKS_PCT:-4}  # /proc/stat ticks (% of wall) vs unclamped
 
 n=0
 passed=0
@@ -218,9 +223,9 @@ check_accuracy() {
 		echo "# stats: $(paste -sd' ' "$DEBUG_DIR/stats")"
 		within "target $target: /proc/stat idle vs target" "$idle" "$target" "$TOL_TARGET"
 		within "target $target: work lost to the clamp vs target" "$clamp_lost" "$target" "$TOL_TARGET"
-		within "target $target: /proc/stat idle vs work lost to the clamp" "$idle" "$clamp_lost" "$TOL_AGREE"
+		within "target $target: /proc/stat idle vs work lost to the clamp" "$idle" "$clamp_lost" "$TOL_LOST"
 		within "target $target: /proc/stat ticks (% of wall) vs unclamped" "$ticks" "$base_ticks" "$TOL_TICKS_PCT"
-		within "target $target: driver's measured ratio vs /proc/stat idle" "$drv" "$idle" "$TOL_AGREE"
+		within "target $target: driver's measured ratio vs /proc/stat idle" "$drv" "$idle" "$TOL_DRIVER"
 		within "target $target: idle injected (% of wall) vs target" "$inj" "$target" 5
 	done
 	set_target 0
