@@ -24,8 +24,17 @@ TOL_LOST=${TOL_LOST:-3}            # /proc/stat idle vs work lost to the clamp
 TOL_DRIVER=${TOL_DRIVER:-2}        # driver's measured ratio vs /proc/stat idle
 TOL_TICKS_PCT=${TOL_TICKS_PCT:-4}  # /proc/stat ticks (% of wall) vs unclamped
 
+# Stress counts (issue 4). pc.scale=P on the kernel command line runs P %
+# of them for a quick look; the test suite runs them in full.
+SCALE=${PC_SCALE:-100}
+STRESS_WRITES=$((1000 * SCALE / 100))   # cur_state writes, from 4 writers
+STRESS_HOTPLUG=$((100 * SCALE / 100))   # offline/online cycles
+STRESS_UNLOADS=$((100 * SCALE / 100))   # rmmod/modprobe cycles
+SOAK_S=$((60 * SCALE / 100))            # seconds at 49 % under mixed load
+
 n=0
 passed=0
+rejected=0
 failed=0
 LOADS=()
 
@@ -58,10 +67,11 @@ cdev_dir() {
 }
 
 # PIDs of the injection threads, one "pid cpu" line each, sorted by CPU.
+# (read, not cat: the stress checks call this hundreds of times)
 clamp_threads() {
 	local p comm
 	for p in /proc/[0-9]*; do
-		comm=$(cat "$p/comm" 2>/dev/null) || continue
+		read -r comm 2>/dev/null <"$p/comm" || continue
 		case "$comm" in
 		kidle_inject/*) echo "${p#/proc/} ${comm#kidle_inject/}" ;;
 		esac
@@ -316,6 +326,7 @@ write_rejected() {
 	err=$(printf '%s\n' "$3" 2>&1 >"$2") && { fail "$1: write accepted"; return; }
 	after=$(cat "$2")
 	if [ "$after" = "$before" ]; then
+		rejected=$((rejected + 1))
 		pass "$1: rejected (${err##*: }), value still $after"
 	else
 		fail "$1: rejected but value changed $before -> $after"
@@ -340,9 +351,23 @@ check_params() {
 	echo 5 >$PARAMS/window_size && expect "window_size accepts 5" "$(cat $PARAMS/window_size)" 5
 	echo 24 >$PARAMS/duration
 	echo 2 >$PARAMS/window_size
-	write_rejected "cur_state <- 51 (above max_state)" "$CDEV/cur_state" 51
-	write_rejected "cur_state <- -1" "$CDEV/cur_state" -1
-	write_rejected "cur_state <- abc" "$CDEV/cur_state" abc
+}
+
+# Hostile text to cur_state while clamping, so that "unchanged" means the
+# running target survives. The thermal core parses it (patch 0007 makes
+# that strict): every write must fail with EINVAL and change nothing.
+check_hostile_cur_state() {
+	local v
+	set_target 15
+	for v in "" " " abc -1 5abc 0x10 51 " 7" "$(printf '9%.0s' {1..300})" \
+		"$(printf '\001\377\002')"; do
+		write_rejected "cur_state <- '$(printf '%q' "$v" | cut -c1-20)'" "$CDEV/cur_state" "$v"
+	done
+	write_rejected "cur_state <- 64 KiB of junk" "$CDEV/cur_state" \
+		"$(head -c 65536 /dev/zero | tr '\0' 'x')"
+	check_threads "$(online_cpus | paste -sd,)" "still clamping after hostile input"
+	set_target 0
+	echo "# hostile input: $rejected writes rejected so far, each leaving the value unchanged"
 }
 
 check_unprivileged() {
@@ -451,13 +476,119 @@ check_probe_refused() {
 	expect "no kidle_inject threads" "$(clamp_threads | wc -l)" 0
 }
 
+# ---- stress (issue 4) ----
+
+# threads_follow_online: the kidle_inject threads match the online CPUs,
+# allowing a hotplug callback up to 2 s to finish.
+threads_follow_online() {
+	local tries
+	for ((tries = 0; tries < 20; tries++)); do
+		[ "$(clamp_threads | awk '{ print $2 }' | paste -sd,)" = \
+			"$(online_cpus | paste -sd,)" ] && return 0
+		sleep 0.1
+	done
+	echo "# threads $(clamp_threads | awk '{ print $2 }' | paste -sd,), online $(online_cpus | paste -sd,)"
+	return 1
+}
+
+# writer N COUNT: COUNT random start/stop/retarget writes (a third stop)
+writer() {
+	local i v errors=0
+	RANDOM=$(($1 * 7919 + 1))
+	for ((i = 0; i < $2; i++)); do
+		if ((RANDOM % 3 == 0)); then v=0; else v=$((1 + RANDOM % 50)); fi
+		echo "$v" 2>/dev/null >"$CDEV/cur_state" || errors=$((errors + 1))
+	done
+	echo "$errors" >"/tmp/writer.$1"
+}
+
+check_stress_writes() {
+	local w pids=() errors t0
+	start_loads
+	t0=$(now_ns)
+	for ((w = 0; w < 4; w++)); do
+		writer "$w" $((STRESS_WRITES / 4)) &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+	errors=$(cat /tmp/writer.* | awk '{ s += $1 } END { print s }')
+	echo "# $STRESS_WRITES writes from 4 writers in $((($(now_ns) - t0) / 1000000)) ms under load"
+	expect "stress: $STRESS_WRITES concurrent cur_state writes, failed writes" "$errors" 0
+	set_target 20
+	expect "stress: cur_state reads back after the storm" "$(cat "$CDEV/cur_state")" 20
+	check_threads "$(online_cpus | paste -sd,)" "after the write storm"
+	set_target 0
+	expect "stress: no thread after the storm and stop" "$(clamp_threads | wc -l)" 0
+	stop_loads
+}
+
+check_stress_hotplug() {
+	local i cpu bad=0 t0
+	set_target 40
+	t0=$(now_ns)
+	for ((i = 0; i < STRESS_HOTPLUG; i++)); do
+		cpu=$((1 + RANDOM % (NCPU - 1)))
+		cpu_online "$cpu" 0 || bad=$((bad + 1))
+		threads_follow_online || { bad=$((bad + 1)); echo "# cycle $i: cpu$cpu offline"; }
+		cpu_online "$cpu" 1 || bad=$((bad + 1))
+		threads_follow_online || { bad=$((bad + 1)); echo "# cycle $i: cpu$cpu online"; }
+	done
+	echo "# $STRESS_HOTPLUG hotplug cycles at 40 % in $((($(now_ns) - t0) / 1000000)) ms"
+	expect "stress: $STRESS_HOTPLUG offline/online cycles, transitions with wrong threads" "$bad" 0
+	expect "stress: cur_state still 40 after hotplug" "$(cat "$CDEV/cur_state")" 40
+	set_target 0
+	expect "stress: no thread after hotplug stress and stop" "$(clamp_threads | wc -l)" 0
+}
+
+check_stress_unload() {
+	local i bad=0 t0
+	t0=$(now_ns)
+	for ((i = 0; i < STRESS_UNLOADS; i++)); do
+		set_target $((10 + i % 40)) || bad=$((bad + 1))
+		((i % 2)) && sleep 0.1
+		rmmod "$MODULE" || bad=$((bad + 1))
+		[ -z "$(clamp_threads)" ] || { bad=$((bad + 1)); echo "# cycle $i: threads after rmmod"; }
+		modprobe "$MODULE" || { bad=$((bad + 1)); break; }
+		CDEV=$(cdev_dir)
+	done
+	echo "# $STRESS_UNLOADS rmmod/modprobe cycles while clamping in $((($(now_ns) - t0) / 1000000)) ms"
+	expect "stress: $STRESS_UNLOADS unloads while clamping, failures" "$bad" 0
+	expect "stress: device back at target 0" "$(cat "$CDEV/cur_state")" 0
+}
+
+# Mixed load at 49 %: CPU spinners, synchronous disk writes and short
+# sleeps (timer wakeups). Stalls, hung tasks and soft lockups would show
+# on the console, which the host scans.
+check_soak() {
+	local i0 w0 i1 w1
+	start_loads
+	(while :; do dd if=/dev/zero of=/var/tmp/soak bs=64k count=16 conv=fsync status=none; done) &
+	LOADS+=($!)
+	(while :; do sleep 0.01; done) &
+	LOADS+=($!)
+	set_target 49
+	sleep 2
+	i0=$(stat_field injections)
+	w0=$(stat_field windows)
+	sleep "$SOAK_S"
+	i1=$(stat_field injections)
+	w1=$(stat_field windows)
+	echo "# soak: ${SOAK_S}s at 49 %: $((i1 - i0)) injections, $((w1 - w0)) windows; $(grep -E '^(measured_ratio|idle_lost_to_irq_ms|softirq_deferrals):' "$DEBUG_DIR/stats" | paste -sd' ')"
+	((i1 > i0 && w1 > w0)) && pass "soak: still injecting after ${SOAK_S}s of mixed load" ||
+		fail "soak: injections $i0 -> $i1, windows $w0 -> $w1"
+	check_threads "$(online_cpus | paste -sd,)" "after the soak"
+	set_target 0
+	stop_loads
+	rm -f /var/tmp/soak
+}
+
 # Forget leaks suspected before the tests, so the final scan is about them.
 [ -w /sys/kernel/debug/kmemleak ] && echo clear >/sys/kernel/debug/kmemleak
 
 echo "TAP version 13"
 echo "# $(uname -r), $NCPU CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
 # pc.checks=accuracy,hotplug on the kernel command line runs only those.
-CHECKS=${PC_CHECKS:-kunit,start_stop,sync,accuracy,skip_when_idle,params,unprivileged,hotplug,freeze,unload,kmemleak}
+CHECKS=${PC_CHECKS:-kunit,start_stop,sync,accuracy,skip_when_idle,params,hostile_cur_state,unprivileged,hotplug,freeze,unload,stress_writes,stress_hotplug,stress_unload,soak,kmemleak}
 if [ "$CHECKS" = probe_refused ]; then
 	check_probe_refused
 elif check_load_and_device; then
@@ -466,6 +597,7 @@ elif check_load_and_device; then
 	done
 fi
 stop_loads
+echo "# stress: $STRESS_WRITES writes, $STRESS_HOTPLUG hotplug cycles, $STRESS_UNLOADS unloads, ${SOAK_S}s soak; $rejected hostile writes rejected"
 echo "1..$n"
 echo "guest: $passed passed, $failed failed"
 ((failed == 0))

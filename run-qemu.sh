@@ -3,8 +3,9 @@
 # return the guest's verdict: 0 pass, 1 guest checks failed, 2 the guest
 # crashed, hung or printed a kernel splat. The serial console is logged.
 #
-# usage: run-qemu.sh [--mode test|demo|shell] [--log FILE] [--smp N]
+# usage: run-qemu.sh [--mode test|demo|bench|shell] [--log FILE] [--smp N]
 #                    [--timeout SECONDS] [--append "ARGS"] [--cpu MODEL] [--kvm]
+#                    [--kernel FILE [--initrd FILE]] [--name NAME]
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/scripts/lib.sh"
@@ -16,6 +17,9 @@ ACCEL=tcg
 CPU_MODEL="Skylake-Client,+monitor"  # GenuineIntel family 6 with MWAIT
 APPEND=""
 LOG=""
+KERNEL=""
+INITRD=()
+NAME=powerclamp
 while (($#)); do
 	case "$1" in
 	--mode) MODE=$2; shift 2 ;;
@@ -25,18 +29,21 @@ while (($#)); do
 	--append) APPEND=$2; shift 2 ;;
 	--cpu) CPU_MODEL=$2; shift 2 ;;
 	--kvm) ACCEL=kvm; shift ;;  # only on request: /dev/kvm here cannot boot
+	--kernel) KERNEL=$2; shift 2 ;;
+	--initrd) INITRD=(-initrd "$2"); shift 2 ;;
+	--name) NAME=$2; shift 2 ;;  # QEMU's -name, to find its process
 	*) die "unknown argument: $1" ;;
 	esac
 done
 LOG=${LOG:-$LOG_DIR/console-$MODE.log}
-KERNEL=$OBJ_DIR/arch/x86/boot/bzImage
+KERNEL=${KERNEL:-$OBJ_DIR/arch/x86/boot/bzImage}
 [ -f "$KERNEL" ] || die "no kernel at $KERNEL (run scripts/build-kernel.sh)"
 [ -f "$IMAGE" ] || die "no rootfs image at $IMAGE (run scripts/build-rootfs.sh)"
 mkdir -p "$(dirname "$LOG")"
 
 QEMU=(qemu-system-x86_64
 	-accel "$ACCEL" -cpu "$CPU_MODEL" -smp "$SMP" -m 2048
-	-kernel "$KERNEL"
+	-name "$NAME" -kernel "$KERNEL" "${INITRD[@]}"
 	-append "console=ttyS0 root=/dev/vda rw rootfstype=ext4 init=/sbin/pc-init panic=-1 pc.mode=$MODE $APPEND"
 	-drive "file=$IMAGE,format=raw,if=virtio,snapshot=on"
 	-device "isa-debug-exit,iobase=0xf4,iosize=0x04"

@@ -7,18 +7,22 @@ set -euo pipefail
 
 JOBS=${JOBS:-$(nproc)}
 KMAKE=(make -C "$TREE_DIR" O="$OBJ_DIR" CC="ccache gcc" -j"$JOBS")
-FRAGMENTS=("$REPO_DIR"/config-fragments/*.config)
+FRAGMENTS=()
+for fragment in "$REPO_DIR"/config-fragments/*.config; do
+	[ "$PC_KERNEL" = bench ] && [ "${fragment##*/}" = debug.config ] && continue
+	FRAGMENTS+=("$fragment")
+done
 
 make_config() {
-	stage "config: tinyconfig + ${#FRAGMENTS[@]} fragments"
-	local new=$CACHE_DIR/config.new
-	rm -rf "$CACHE_DIR/config-tmp"
-	mkdir -p "$CACHE_DIR/config-tmp"
-	make -s -C "$TREE_DIR" O="$CACHE_DIR/config-tmp" tinyconfig >/dev/null
-	"$TREE_DIR/scripts/kconfig/merge_config.sh" -m -O "$CACHE_DIR/config-tmp" \
-		"$CACHE_DIR/config-tmp/.config" "${FRAGMENTS[@]}" >/dev/null
-	make -s -C "$TREE_DIR" O="$CACHE_DIR/config-tmp" olddefconfig >/dev/null
-	cp "$CACHE_DIR/config-tmp/.config" "$new"
+	stage "config ($PC_KERNEL kernel): tinyconfig + ${FRAGMENTS[*]##*/}"
+	local tmp=$OBJ_DIR.config-tmp new=$OBJ_DIR.config-new
+	rm -rf "$tmp"
+	mkdir -p "$tmp"
+	make -s -C "$TREE_DIR" O="$tmp" tinyconfig >/dev/null
+	"$TREE_DIR/scripts/kconfig/merge_config.sh" -m -O "$tmp" \
+		"$tmp/.config" "${FRAGMENTS[@]}" >/dev/null
+	make -s -C "$TREE_DIR" O="$tmp" olddefconfig >/dev/null
+	cp "$tmp/.config" "$new"
 	check_config "$new"
 	mkdir -p "$OBJ_DIR"
 	if cmp -s "$new" "$OBJ_DIR/.config"; then
@@ -57,7 +61,7 @@ check_config() {
 
 build() {
 	stage "build: bzImage + modules (-j$JOBS, ccache)"
-	local log=$CACHE_DIR/build.log start=$SECONDS
+	local log=$OBJ_DIR.build.log start=$SECONDS
 	if ! with_heartbeat "$log" "${KMAKE[@]}" bzImage modules; then
 		grep -E 'error|Error' "$log" | head -40
 		die "kernel build failed (full log: $log)"

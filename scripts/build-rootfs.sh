@@ -9,7 +9,7 @@ set -euo pipefail
 SUITE=bookworm
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 INCLUDE=kmod,procps,util-linux,coreutils
-STAGE_DIR=$CACHE_DIR/rootfs-stage
+STAGE_DIR=$OBJ_DIR.rootfs-stage
 IMAGE_SIZE=768M
 
 make_base() {
@@ -34,6 +34,9 @@ make_image() {
 	install -m 0755 "$REPO_DIR/test-rootfs/init" "$STAGE_DIR/sbin/pc-init"
 	install -m 0755 "$REPO_DIR/check.sh" "$STAGE_DIR/check.sh"
 	install -m 0755 "$REPO_DIR/test-rootfs/demo.sh" "$STAGE_DIR/demo.sh"
+	install -m 0755 "$REPO_DIR/bench/guest-bench.sh" "$STAGE_DIR/bench.sh"
+	gcc -static -O2 -Wall -Werror -o "$STAGE_DIR/usr/local/bin/pc-spin" \
+		"$REPO_DIR/bench/pc-spin.c"
 	rm -f "$IMAGE"
 	mke2fs -q -t ext4 -L pc-root -d "$STAGE_DIR" "$IMAGE" "$IMAGE_SIZE"
 	info "$IMAGE ($(du -sh "$STAGE_DIR" | cut -f1) of files)"

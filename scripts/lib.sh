@@ -8,9 +8,17 @@ REPO_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE_DIR=${POWERCLAMP_CACHE:-/var/tmp/powerclamp-cache}
 SRC_TARBALL=/usr/src/linux-source-6.1.tar.xz
 TREE_DIR=$CACHE_DIR/linux            # pristine distro source + the quilt series
-OBJ_DIR=$CACHE_DIR/obj               # kernel build output (make O=)
 ROOTFS_BASE=$CACHE_DIR/rootfs-base   # debootstrap result, made once
-IMAGE=$CACHE_DIR/rootfs.ext4         # rootfs + modules + guest scripts
+# Two kernels from the one series: "test" with config-fragments/debug.config
+# (lockdep, KASAN, kmemleak...) for the test suite, "bench" without it for
+# the benchmark's figures. Each has its own build output and image.
+PC_KERNEL=${PC_KERNEL:-test}
+case "$PC_KERNEL" in
+test) OBJ_DIR=$CACHE_DIR/obj ;;      # kernel build output (make O=)
+bench) OBJ_DIR=$CACHE_DIR/obj-bench ;;
+*) echo "PC_KERNEL must be test or bench, not '$PC_KERNEL'" >&2; exit 1 ;;
+esac
+IMAGE=$OBJ_DIR.ext4                  # rootfs + modules + guest scripts
 LOG_DIR=${POWERCLAMP_LOGS:-$REPO_DIR/out}
 export CCACHE_DIR=${CCACHE_DIR:-$CACHE_DIR/ccache}
 
@@ -60,3 +68,8 @@ with_heartbeat() {
 	done
 	wait "$pid"
 }
+
+# Debian's stock kernel, for the benchmark's comparison (fetch-stock-kernel.sh)
+STOCK_DIR=$CACHE_DIR/stock
+STOCK_KERNEL=$STOCK_DIR/vmlinuz
+STOCK_INITRD=$STOCK_DIR/initrd.gz

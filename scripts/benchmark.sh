@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# The benchmark: how well each throttle holds an idle target, in the same
+# guest and the same run. Boots the patched kernel (built without the debug
+# fragment) for this driver, cgroup cpu.max and CPU offlining, then Debian's
+# stock 6.1 kernel with its own intel_powerclamp, each with one pc-spin load
+# per vCPU; prints a table, writes a CSV and plots achieved against target.
+# Not part of the test suite: it takes about 15 minutes under TCG.
+#
+# usage: scripts/benchmark.sh [--smp N] [--targets "5 10 ..."] [--out DIR]
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+SMP=4
+TARGETS="5 10 15 20 25 30 35 40 45 49"
+OUT=$LOG_DIR/bench
+while (($#)); do
+	case "$1" in
+	--smp) SMP=$2; shift 2 ;;
+	--targets) TARGETS=$2; shift 2 ;;
+	--out) OUT=$2; shift 2 ;;
+	*) die "unknown argument: $1" ;;
+	esac
+done
+NAME=pc-bench-$$
+MARKS=$OUT/marks.txt
+CSV=$OUT/results.csv
+
+# Stamp the guest's steady windows with QEMU's CPU time (utime + stime, in
+# USER_HZ ticks) read the moment their markers come out of the serial port.
+stamp_marks() {
+	local label=$1 line pid="" cpu
+	while IFS= read -r line; do
+		line=${line%$'\r'}
+		printf '%s\n' "$line"
+		case "$line" in
+		BENCH-MARK*)
+			[ -n "$pid" ] || pid=$(pgrep -f "^qemu-system-x86_64 -name $NAME " | head -n 1)
+			cpu=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
+			echo "$label $line $cpu" >>"$MARKS"
+			;;
+		esac
+	done
+}
+
+# boot LABEL METHODS [run-qemu.sh options]: one guest run of the benchmark
+boot() {
+	local label=$1 methods=$2
+	shift 2
+	stage "benchmark: $label kernel, methods $methods, $SMP vCPUs"
+	"$REPO_DIR/run-qemu.sh" --mode bench --smp "$SMP" --name "$NAME" \
+		--timeout 3600 --log "$OUT/console-$label.log" \
+		--append "pc.methods=$methods pc.targets=${TARGETS// /,}" "$@" |
+		stamp_marks "$label" | grep -E '^(BENCH|# bench)'
+	grep -q '^BENCH-DONE' "$OUT/console-$label.log" || die "$label run did not finish"
+}
+
+# One CSV row per method and target: the guest's figures, joined with the
+# host CPU QEMU spent per million work units over the same window.
+write_csv() {
+	echo "kernel,method,target,idle_shown,idle_error,work_lost,lost_error,throughput,ticks_pct,settle_s,sync_pct,host_cpu_s_per_munit"
+	local label
+	for label in patched stock; do
+		tr -d '\r' <"$OUT/console-$label.log" | grep '^BENCH-RESULT' |
+			awk -v label="$label" -v marks="$MARKS" '
+			BEGIN {
+				while ((getline l < marks) > 0) {
+					split(l, f, " ")
+					key = f[1] " " f[4] " " f[5]
+					if (f[3] == "begin") c0[key] = f[6]; else c1[key] = f[6]
+				}
+			}
+			{
+				for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+				key = label " " v["method"] " " v["target"]
+				units = v["rate"] * v["secs"] / 1e6
+				host = units > 0 ? (c1[key] - c0[key]) / 100 / units : 0
+				t = v["target"]
+				printf "%s,%s,%d,%.2f,%.2f,%.2f,%.2f,%.3f,%.1f,%.2f,%s,%.4f\n",
+					label, v["method"], t, v["idle"], v["idle"] - t,
+					v["lost"], v["lost"] - t, 1 - v["lost"] / 100,
+					v["ticks"], v["settle"], v["sync"], host
+			}'
+	done
+}
+
+print_table() {
+	stage "results ($SMP vCPUs, TCG; idle and lost in % of all CPUs' wall time)"
+	column -s, -t "$CSV"
+	stage "summary per method: |error| of the work lost (and of the idle shown) over the targets"
+	awk -F, 'NR > 1 && $3 > 0 {
+		k = $1 " " $2; n[k]++
+		e = $7 < 0 ? -$7 : $7; se[k] += e; if (e > me[k]) me[k] = e
+		e = $5 < 0 ? -$5 : $5; si[k] += e; if (e > mi[k]) mi[k] = e
+		if ($10 > ms[k]) ms[k] = $10; if ($10 < 0) never[k]++
+		if ($11 >= 0 && (!(k in sy) || $11 < sy[k])) sy[k] = $11
+	}
+	END {
+		printf "%-22s %14s %14s %12s %10s\n", "kernel method", "lost mean/max", "idle mean/max", "settle max", "sync min"
+		for (k in n)
+			printf "%-22s %6.2f/%-7.2f %6.2f/%-7.2f %10s %10s\n", k,
+				se[k] / n[k], me[k], si[k] / n[k], mi[k],
+				never[k] ? "never " never[k] "x" : ms[k] "s",
+				(k in sy) ? sy[k] "%" : "-"
+	}' "$CSV" | sort
+	local label
+	for label in patched stock; do
+		tr -d '\r' <"$OUT/console-$label.log" | awk -v label="$label" '
+			$1 == "BENCH-IDLECOST" {
+				sub("unloaded=", "", $2); sub("loaded=", "", $3)
+				print "    LOC wakeups/s of an idle guest, " label " kernel: " $2 " (module not loaded), " $3 " (loaded, target 0)"
+			}'
+	done
+}
+
+plot() {
+	command -v gnuplot >/dev/null || { info "gnuplot missing: no plot"; return; }
+	local data=$OUT/plot.dat m
+	for m in "patched powerclamp" "stock powerclamp" "patched cpumax" "patched offline"; do
+		echo "# $m"
+		awk -F, -v k="$m" '$1 " " $2 == k { print $3, $6, $4 }' "$CSV"
+		printf '\n\n'
+	done >"$data"
+	gnuplot <<-EOF
+		set terminal pngcairo size 1100,480 font "sans,10"
+		set output "$OUT/achieved-vs-target.png"
+		set multiplot layout 1,2 title "Idle targets under QEMU TCG, $SMP vCPUs, one counting load each"
+		set xlabel "target idle (%)"; set key top left; set grid
+		set xrange [0:52]; set yrange [0:65]
+		set ylabel "work the loads lost (%)"
+		plot x title "ideal" dt 2 lc "gray", \
+			for [i=0:3] "$data" index i using 1:2 with linespoints \
+			title word("powerclamp(patched) powerclamp(stock) cpu.max offline", i + 1)
+		set ylabel "idle shown by /proc/stat (%)"
+		plot x title "ideal" dt 2 lc "gray", \
+			for [i=0:3] "$data" index i using 1:3 with linespoints \
+			title word("powerclamp(patched) powerclamp(stock) cpu.max offline", i + 1)
+		unset multiplot
+	EOF
+	info "plot: $OUT/achieved-vs-target.png"
+}
+
+main() {
+	mkdir -p "$OUT"
+	: >"$MARKS"
+	"$REPO_DIR/scripts/install-deps.sh"
+	command -v gnuplot >/dev/null || apt-get install -y -q gnuplot-nox >/dev/null
+	"$REPO_DIR/scripts/prepare-tree.sh"
+	PC_KERNEL=bench "$REPO_DIR/scripts/build-kernel.sh"
+	PC_KERNEL=bench "$REPO_DIR/scripts/build-rootfs.sh"
+	"$REPO_DIR/scripts/fetch-stock-kernel.sh"
+	PC_KERNEL=bench boot patched none,powerclamp,cpumax,offline,idlecost
+	PC_KERNEL=bench boot stock none,powerclamp,idlecost \
+		--kernel "$STOCK_KERNEL" --initrd "$STOCK_INITRD"
+	write_csv >"$CSV"
+	print_table | tee "$OUT/table.txt"
+	plot
+	info "CSV: $CSV"
+}
+
+main
