@@ -30,6 +30,7 @@ COUNTERS=()
 LOADS=()
 CDEV=""
 BASE_RATE=""
+BASE_SHARE=""
 
 log() { echo "# bench: $*"; }
 
@@ -54,12 +55,21 @@ start_loads() {
 	mkdir -p "$CGROUP"
 	echo +cpu >/sys/fs/cgroup/cgroup.subtree_control
 	for ((cpu = 0; cpu < NCPU; cpu++)); do
-		pc-spin "/run/spin.$cpu" &
+		taskset -c "$cpu" pc-spin "/run/spin.$cpu" &
 		LOADS+=($!)
 		COUNTERS+=("/run/spin.$cpu")
 		echo "$!" >"$CGROUP/cgroup.procs"
 	done
 	sleep 1
+}
+
+# One load per CPU, pinned like the test suite's: unpinned loads migrate
+# around the injected periods and lose time to the imbalance.
+pin_loads() {
+	local cpu
+	for ((cpu = 0; cpu < NCPU; cpu++)); do
+		taskset -pc "$cpu" "${LOADS[cpu]}" >/dev/null
+	done
 }
 
 stop_loads() {
@@ -69,6 +79,17 @@ stop_loads() {
 }
 
 work_units() { pc-spin -r "${COUNTERS[@]}"; }
+
+# The loads' CPU time in ns (the first field of /proc/PID/schedstat): what
+# the guest says they got, against work_units, what they did with it.
+load_runtime() {
+	local pid ns sum=0
+	for pid in "${LOADS[@]}"; do
+		read -r ns _ <"/proc/$pid/schedstat"
+		sum=$((sum + ns))
+	done
+	echo "$sum"
+}
 
 set_online() { echo "$2" >"/sys/devices/system/cpu/cpu$1/online"; }
 
@@ -92,6 +113,8 @@ apply() {
 		for ((cpu = NCPU - 1; cpu >= 1; cpu--)); do
 			if ((cpu >= NCPU - k)); then set_online "$cpu" 0; else set_online "$cpu" 1; fi
 		done
+		# the loads of offlined CPUs lost their pinning: restore it
+		((k == 0)) && pin_loads
 		;;
 	esac
 }
@@ -128,7 +151,7 @@ sync_share() {
 		  started = 1; last = $1
 		  if ($3 && !in_[$2]) { in_[$2] = 1; inside++ }
 		  else if (!$3 && in_[$2]) { in_[$2] = 0; inside-- } }
-		END { printf "%.1f\n", own > 0 ? 100 * all / own : -1 }'
+		END { printf "%.1f\n", (own > 0 ? 100 * all / own : -1) }'
 	echo >"$TRACE/trace"
 }
 
@@ -146,7 +169,7 @@ sample_until() {
 
 # run_target METHOD TARGET: one step 0 -> TARGET and its figures
 run_target() {
-	local method=$1 target=$2 t0 steady end w0 w1 sync=-1 k=0
+	local method=$1 target=$2 t0 steady end w0 w1 r0 r1 sync=-1 k=0
 	apply "$method" 0
 	sleep 1
 	: >"$SAMPLES"
@@ -156,10 +179,12 @@ run_target() {
 	sample_until "$steady"
 	[ "$method" = powerclamp ] && trace_start
 	w0=$(work_units)
+	r0=$(load_runtime)
 	echo "BENCH-MARK begin $method $target"
 	end=$(awk -v t="$steady" -v s="$STEADY_S" 'BEGIN { printf "%.6f", t + s }')
 	sample_until "$end"
 	echo "BENCH-MARK end $method $target"
+	r1=$(load_runtime)
 	w1=$(work_units)
 	if [ "$method" = powerclamp ]; then trace_stop; sync=$(sync_share); fi
 	[ "$method" = offline ] && k=$(offline_count "$target")
@@ -167,6 +192,7 @@ run_target() {
 	# Figures over the steady window; settling from the 200 ms samples.
 	awk -v n="$NCPU" -v t0="$t0" -v steady="$steady" -v k="$k" \
 	    -v work="$((w1 - w0))" -v base="$BASE_RATE" \
+	    -v runtime="$((r1 - r0))" -v base_share="$BASE_SHARE" \
 	    -v method="$method" -v target="$target" -v sync="$sync" '
 		# idle shown in a span, in percent of all CPUs; offline CPUs count
 		# as idle (their /proc/stat columns stand still)
@@ -181,6 +207,8 @@ run_target() {
 			ticks = 100 * (tot[e] - tot[s]) / ((n - k) * secs * 100)
 			rate = work / secs
 			lost = base > 0 ? 100 * (1 - rate / base) : 0
+			share = 100 * runtime / 1e9 / (n * secs)
+			cpulost = base_share > 0 ? 100 * (1 - share / base_share) : 0
 			# settled: from the first 1 s span (5 samples) on whose idle
 			# stays within 1 point of the steady value
 			settle = -1
@@ -189,9 +217,16 @@ run_target() {
 				if (v > 1 || v < -1) break
 				settle = t[i + 5] - t0
 			}
-			printf "BENCH-RESULT method=%s target=%d idle=%.2f lost=%.2f ticks=%.1f settle=%.2f sync=%s rate=%.0f secs=%.2f\n",
-				method, target, shown, lost, ticks, settle, sync, rate, secs
+			printf "BENCH-RESULT method=%s target=%d idle=%.2f lost=%.2f cpulost=%.2f ticks=%.1f settle=%.2f sync=%s rate=%.0f share=%.2f secs=%.2f\n",
+				method, target, shown, lost, cpulost, ticks, settle, sync, rate, share, secs
 		}' "$SAMPLES" | tee -a /tmp/results
+}
+
+# baseline FIELD: FIELD of the unthrottled run's result
+baseline() {
+	awk -v f="$1=" '/^BENCH-RESULT method=none / {
+		for (i = 2; i <= NF; i++) if (index($i, f) == 1) v = substr($i, length(f) + 1) }
+		END { print v }' /tmp/results
 }
 
 run_method() {
@@ -199,9 +234,8 @@ run_method() {
 	case "$method" in
 	none)
 		run_target none 0
-		BASE_RATE=$(awk '/^BENCH-RESULT method=none / {
-			for (i = 2; i <= NF; i++) if ($i ~ /^rate=/) r = substr($i, 6) }
-			END { print r }' /tmp/results)
+		BASE_RATE=$(baseline rate)
+		BASE_SHARE=$(baseline share)
 		return
 		;;
 	powerclamp) load_module || { log "cannot load $MODULE"; return 1; } ;;

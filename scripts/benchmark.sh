@@ -35,8 +35,8 @@ stamp_marks() {
 		printf '%s\n' "$line"
 		case "$line" in
 		BENCH-MARK*)
-			[ -n "$pid" ] || pid=$(pgrep -f "^qemu-system-x86_64 -name $NAME " | head -n 1)
-			cpu=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
+			[ -n "$pid" ] || pid=$(pgrep -f "^qemu-system-x86_64 .* -name $NAME " | head -n 1) || true
+			cpu=$(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null) || cpu=-1
 			echo "$label $line $cpu" >>"$MARKS"
 			;;
 		esac
@@ -51,14 +51,14 @@ boot() {
 	"$REPO_DIR/run-qemu.sh" --mode bench --smp "$SMP" --name "$NAME" \
 		--timeout 3600 --log "$OUT/console-$label.log" \
 		--append "pc.methods=$methods pc.targets=${TARGETS// /,}" "$@" |
-		stamp_marks "$label" | grep -E '^(BENCH|# bench)'
+		stamp_marks "$label" | grep --line-buffered -E '^(BENCH|# bench)'
 	grep -q '^BENCH-DONE' "$OUT/console-$label.log" || die "$label run did not finish"
 }
 
 # One CSV row per method and target: the guest's figures, joined with the
 # host CPU QEMU spent per million work units over the same window.
 write_csv() {
-	echo "kernel,method,target,idle_shown,idle_error,work_lost,lost_error,throughput,ticks_pct,settle_s,sync_pct,host_cpu_s_per_munit"
+	echo "kernel,method,target,idle_shown,idle_error,work_lost,lost_error,cpu_lost,throughput,ticks_pct,settle_s,sync_pct,host_cpu_s_per_munit"
 	local label
 	for label in patched stock; do
 		tr -d '\r' <"$OUT/console-$label.log" | grep '^BENCH-RESULT' |
@@ -76,9 +76,9 @@ write_csv() {
 				units = v["rate"] * v["secs"] / 1e6
 				host = units > 0 ? (c1[key] - c0[key]) / 100 / units : 0
 				t = v["target"]
-				printf "%s,%s,%d,%.2f,%.2f,%.2f,%.2f,%.3f,%.1f,%.2f,%s,%.4f\n",
+				printf "%s,%s,%d,%.2f,%.2f,%.2f,%.2f,%.2f,%.3f,%.1f,%.2f,%s,%.4f\n",
 					label, v["method"], t, v["idle"], v["idle"] - t,
-					v["lost"], v["lost"] - t, 1 - v["lost"] / 100,
+					v["lost"], v["lost"] - t, v["cpulost"], 1 - v["lost"] / 100,
 					v["ticks"], v["settle"], v["sync"], host
 			}'
 	done
@@ -87,19 +87,21 @@ write_csv() {
 print_table() {
 	stage "results ($SMP vCPUs, TCG; idle and lost in % of all CPUs' wall time)"
 	column -s, -t "$CSV"
-	stage "summary per method: |error| of the work lost (and of the idle shown) over the targets"
-	awk -F, 'NR > 1 && $3 > 0 {
+	stage "summary per method: mean/max |error| against the target over the targets"
+	awk -F, 'function abs(x) { return x < 0 ? -x : x }
+	NR > 1 && $3 > 0 {
 		k = $1 " " $2; n[k]++
-		e = $7 < 0 ? -$7 : $7; se[k] += e; if (e > me[k]) me[k] = e
-		e = $5 < 0 ? -$5 : $5; si[k] += e; if (e > mi[k]) mi[k] = e
-		if ($10 > ms[k]) ms[k] = $10; if ($10 < 0) never[k]++
-		if ($11 >= 0 && (!(k in sy) || $11 < sy[k])) sy[k] = $11
+		e = abs($5); si[k] += e; if (e > mi[k]) mi[k] = e
+		e = abs($7); sw[k] += e; if (e > mw[k]) mw[k] = e
+		e = abs($8 - $3); sc[k] += e; if (e > mc[k]) mc[k] = e
+		if ($11 > ms[k]) ms[k] = $11; if ($11 < 0) never[k]++
+		if ($12 >= 0 && (!(k in sy) || $12 < sy[k])) sy[k] = $12
 	}
 	END {
-		printf "%-22s %14s %14s %12s %10s\n", "kernel method", "lost mean/max", "idle mean/max", "settle max", "sync min"
+		printf "%-20s %13s %13s %13s %12s %9s\n", "kernel method", "idle shown", "CPU lost", "work lost", "settle max", "sync min"
 		for (k in n)
-			printf "%-22s %6.2f/%-7.2f %6.2f/%-7.2f %10s %10s\n", k,
-				se[k] / n[k], me[k], si[k] / n[k], mi[k],
+			printf "%-20s %5.2f/%-7.2f %5.2f/%-7.2f %5.2f/%-7.2f %12s %9s\n", k,
+				si[k] / n[k], mi[k], sc[k] / n[k], mc[k], sw[k] / n[k], mw[k],
 				never[k] ? "never " never[k] "x" : ms[k] "s",
 				(k in sy) ? sy[k] "%" : "-"
 	}' "$CSV" | sort
@@ -118,23 +120,25 @@ plot() {
 	local data=$OUT/plot.dat m
 	for m in "patched powerclamp" "stock powerclamp" "patched cpumax" "patched offline"; do
 		echo "# $m"
-		awk -F, -v k="$m" '$1 " " $2 == k { print $3, $6, $4 }' "$CSV"
+		awk -F, -v k="$m" '$1 " " $2 == k { print $3, $4, $8, $6 }' "$CSV"
 		printf '\n\n'
 	done >"$data"
 	gnuplot <<-EOF
-		set terminal pngcairo size 1100,480 font "sans,10"
+		set terminal pngcairo size 1500,480 font "sans,10"
 		set output "$OUT/achieved-vs-target.png"
-		set multiplot layout 1,2 title "Idle targets under QEMU TCG, $SMP vCPUs, one counting load each"
+		set multiplot layout 1,3 title "Idle targets under QEMU TCG, $SMP vCPUs, one counting load each"
 		set xlabel "target idle (%)"; set key top left; set grid
-		set xrange [0:52]; set yrange [0:65]
-		set ylabel "work the loads lost (%)"
-		plot x title "ideal" dt 2 lc "gray", \
-			for [i=0:3] "$data" index i using 1:2 with linespoints \
-			title word("powerclamp(patched) powerclamp(stock) cpu.max offline", i + 1)
+		set xrange [0:52]; set yrange [0:70]
+		titles = "powerclamp(patched) powerclamp(stock) cpu.max offline"
 		set ylabel "idle shown by /proc/stat (%)"
 		plot x title "ideal" dt 2 lc "gray", \
-			for [i=0:3] "$data" index i using 1:3 with linespoints \
-			title word("powerclamp(patched) powerclamp(stock) cpu.max offline", i + 1)
+			for [i=0:3] "$data" index i using 1:2 with linespoints title word(titles, i + 1)
+		set ylabel "CPU time the loads lost (%, schedstat)"
+		plot x title "ideal" dt 2 lc "gray", \
+			for [i=0:3] "$data" index i using 1:3 with linespoints title word(titles, i + 1)
+		set ylabel "work the loads lost (%, counted)"
+		plot x title "ideal" dt 2 lc "gray", \
+			for [i=0:3] "$data" index i using 1:4 with linespoints title word(titles, i + 1)
 		unset multiplot
 	EOF
 	info "plot: $OUT/achieved-vs-target.png"
