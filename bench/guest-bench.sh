@@ -155,15 +155,17 @@ sync_share() {
 	echo >"$TRACE/trace"
 }
 
-# sample_until END_EPOCH: append "time idle_ticks total_ticks" every 200 ms
+# sample_until END_US: append "time idle_ticks total_ticks" every 200 ms
+# until END_US (microseconds since the epoch). Shell builtins only: a fork
+# costs tens of ms in a TCG guest and would take CPU from the loads.
 sample_until() {
 	local now _ u ni s i w q sq st
 	while :; do
 		now=$EPOCHREALTIME
 		read -r _ u ni s i w q sq st _ </proc/stat
 		echo "$now $((i + w)) $((u + ni + s + i + w + q + sq + st))" >>"$SAMPLES"
-		awk -v a="$now" -v b="$1" 'BEGIN { exit !(a < b) }' || break
-		sleep 0.2
+		((${now/./} < $1)) || break
+		read -r -t 0.2 -u "$NEVER_FD"
 	done
 }
 
@@ -175,13 +177,13 @@ run_target() {
 	: >"$SAMPLES"
 	t0=$EPOCHREALTIME
 	apply "$method" "$target"
-	steady=$(awk -v t="$t0" -v s="$SETTLE_S" 'BEGIN { printf "%.6f", t + s }')
+	steady=$((${t0/./} + SETTLE_S * 1000000))
 	sample_until "$steady"
 	[ "$method" = powerclamp ] && trace_start
 	w0=$(work_units)
 	r0=$(load_runtime)
 	echo "BENCH-MARK begin $method $target"
-	end=$(awk -v t="$steady" -v s="$STEADY_S" 'BEGIN { printf "%.6f", t + s }')
+	end=$((steady + STEADY_S * 1000000))
 	sample_until "$end"
 	echo "BENCH-MARK end $method $target"
 	r1=$(load_runtime)
@@ -190,7 +192,7 @@ run_target() {
 	[ "$method" = offline ] && k=$(offline_count "$target")
 	apply "$method" 0
 	# Figures over the steady window; settling from the 200 ms samples.
-	awk -v n="$NCPU" -v t0="$t0" -v steady="$steady" -v k="$k" \
+	awk -v n="$NCPU" -v t0="$t0" -v steady="$((steady / 1000000)).$(printf '%06d' $((steady % 1000000)))" -v k="$k" \
 	    -v work="$((w1 - w0))" -v base="$BASE_RATE" \
 	    -v runtime="$((r1 - r0))" -v base_share="$BASE_SHARE" \
 	    -v method="$method" -v target="$target" -v sync="$sync" '
@@ -271,6 +273,8 @@ idle_cost() {
 
 main() {
 	local method rc=0
+	# a pipe with a writer that never writes: "read -t" on it is a sleep
+	exec {NEVER_FD}<> <(:)
 	log "$(uname -r), $NCPU CPUs, methods $METHODS, targets $TARGETS"
 	: >/tmp/results
 	start_loads
