@@ -43,7 +43,8 @@ check_header() {
 check_shellcheck() {
 	local scripts
 	mapfile -t scripts < <(cd "$REPO_DIR" && { ls scripts/*.sh test-rootfs/*.sh; \
-		echo run-qemu.sh; echo check.sh; echo test-rootfs/init; echo .ci/run; } |
+		ls bench/*.sh; echo bench/stock-initramfs-init; echo run-qemu.sh; echo check.sh; \
+		echo test-rootfs/init; echo .ci/run; } |
 		while read -r f; do [ -f "$f" ] && echo "$f"; done)
 	if (cd "$REPO_DIR" && shellcheck -x "${scripts[@]}"); then
 		pass "shellcheck: ${#scripts[@]} scripts"
