@@ -192,7 +192,7 @@ run_target() {
 	[ "$method" = offline ] && k=$(offline_count "$target")
 	apply "$method" 0
 	# Figures over the steady window; settling from the 200 ms samples.
-	awk -v n="$NCPU" -v t0="$t0" -v steady="$((steady / 1000000)).$(printf '%06d' $((steady % 1000000)))" -v k="$k" \
+	awk -v n="$NCPU" -v t0="$t0" -v steady_us="$steady" -v k="$k" \
 	    -v work="$((w1 - w0))" -v base="$BASE_RATE" \
 	    -v runtime="$((r1 - r0))" -v base_share="$BASE_SHARE" \
 	    -v method="$method" -v target="$target" -v sync="$sync" '
@@ -201,7 +201,7 @@ run_target() {
 		function idle(i, j) {
 			return 100 * (id[j] - id[i] + k * (t[j] - t[i]) * 100) / (n * (t[j] - t[i]) * 100)
 		}
-		{ t[m] = $1; id[m] = $2; tot[m] = $3; if (!s && $1 >= steady) s = m; m++ }
+		{ t[m] = $1; id[m] = $2; tot[m] = $3; if (!s && $1 >= steady_us / 1e6) s = m; m++ }
 		END {
 			e = m - 1
 			secs = t[e] - t[s]

@@ -98,6 +98,18 @@ guest_run() {
 	current="guest ($name)"
 	"$REPO_DIR/run-qemu.sh" --mode test --smp "$smp" --append "pc.checks=$checks" \
 		--log "$console" "${@:4}" || verdict=$?
+	# A boot that never reached the checks is booted once more. Seen here
+	# once: the host stopped QEMU for 26 s during early boot (a soft lockup
+	# in stop_machine, ACPI timing out, then virtio's interrupt lost). The
+	# driver is loaded only by the checks, so no splat of ours can hide in
+	# such a boot; its console is kept next to the new one as .first.
+	if ! grep -q '^TAP version' "$console"; then
+		echo "# $name: the guest never reached its checks; booting once more"
+		mv "$console" "$console.first"
+		verdict=0
+		"$REPO_DIR/run-qemu.sh" --mode test --smp "$smp" --append "pc.checks=$checks" \
+			--log "$console" "${@:4}" || verdict=$?
+	fi
 	count_from "$console" guest
 	if "$REPO_DIR/scripts/scan-console.sh" "$console" >/dev/null; then
 		passed=$((passed + 1))
@@ -111,7 +123,7 @@ guest_run() {
 		echo "not ok - $name: guest crashed, hung or never reported"
 	fi
 }
-guest_run functional 4 "$FUNCTIONAL"
+guest_run functional 4 "$FUNCTIONAL" --timeout 2700  # the stress counts take ~10 min
 guest_run accuracy 2 accuracy
 # CPUs the driver must refuse: not Intel, and Intel without ARAT.
 guest_run amd-cpu 1 probe_refused --cpu EPYC
