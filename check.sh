@@ -85,6 +85,8 @@ online_cpus() {
 		awk -F- '{ last = NF > 1 ? $2 : $1; for (c = $1; c <= last; c++) print c }'
 }
 
+calib_rows() { grep -cE '^[0-9]+	[0-9]+	[0-9]+	[0-9]+$' "$DEBUG_DIR/powerclamp_calib"; }
+
 stat_field() { awk -v k="$1:" '$1 == k { print $2 }' "$DEBUG_DIR/stats"; }
 
 now_ns() { date +%s%N; }
@@ -177,8 +179,7 @@ check_load_and_device() {
 		"$(dmesg | grep -c "$MODULE: feedback from cpu-idle-time")" 1
 	grep -q '^pct confidence steady dynamic' "$DEBUG_DIR/powerclamp_calib" &&
 		pass "powerclamp_calib header" || fail "powerclamp_calib header"
-	expect "powerclamp_calib rows 0..49" \
-		"$(grep -cE '^[0-9]+	[0-9]+	[0-9]+	[0-9]+$' "$DEBUG_DIR/powerclamp_calib")" 50
+	expect "powerclamp_calib rows 0..50 (max_idle)" "$(calib_rows)" 51
 }
 
 check_threads() {
@@ -210,7 +211,7 @@ check_start_stop() {
 		"$(clamp_threads | awk '{ print $1 }' | paste -sd,)" "$pids_before"
 	expect "cur_state after retarget" "$(cat "$CDEV/cur_state")" 40
 	set_target 50
-	expect "target 50 is clamped to 49" "$(cat "$CDEV/cur_state")" 49
+	expect "target 50 (max_state) reads back" "$(cat "$CDEV/cur_state")" 50
 	t0=$(now_ns)
 	set_target 0
 	echo "# stopping took $((($(now_ns) - t0) / 1000000)) ms"
@@ -320,13 +321,16 @@ check_sync() {
 	echo 0 >"$ev/filter"
 }
 
-# write_rejected DESCRIPTION FILE VALUE: the write must fail and the value stay
+# write_rejected DESCRIPTION FILE VALUE [ERROR]: the write must fail (with
+# ERROR, default "Invalid argument") and the value stay
 write_rejected() {
-	local before after err
+	local before after err want=${4:-Invalid argument}
 	before=$(cat "$2")
 	err=$(printf '%s\n' "$3" 2>&1 >"$2") && { fail "$1: write accepted"; return; }
 	after=$(cat "$2")
-	if [ "$after" = "$before" ]; then
+	if [ "${err##*: }" != "$want" ]; then
+		fail "$1: rejected with '${err##*: }', want '$want'"
+	elif [ "$after" = "$before" ]; then
 		rejected=$((rejected + 1))
 		pass "$1: rejected (${err##*: }), value still $after"
 	else
@@ -373,7 +377,8 @@ check_hostile_cur_state() {
 
 check_unprivileged() {
 	local f
-	for f in "$CDEV/cur_state" "$PARAMS/duration" "$PARAMS/window_size"; do
+	for f in "$CDEV/cur_state" "$PARAMS/duration" "$PARAMS/window_size" \
+		"$PARAMS/max_idle" "$PARAMS/cpumask"; do
 		if setpriv --reuid=65534 --regid=65534 --clear-groups \
 			sh -c "echo 10 > $f" 2>/dev/null; then
 			fail "unprivileged write to $f accepted"
@@ -385,6 +390,113 @@ check_unprivileged() {
 }
 
 cpu_online() { echo "$2" >"/sys/devices/system/cpu/cpu$1/online"; }
+
+# load_runtimes: uptime (s), then each load's runtime (ns), in CPU order
+load_runtimes() {
+	local files=(/proc/uptime) pid
+	for pid in "${LOADS[@]}"; do files+=("/proc/$pid/schedstat"); done
+	awk 'FILENAME == "/proc/uptime" { printf "%s", $1; next } { printf " %s", $1 }
+	     END { print "" }' "${files[@]}"
+}
+
+# load_shares SECONDS: each load's share of wall time (%), in CPU order
+load_shares() {
+	local a b
+	read -r -a a < <(load_runtimes)
+	sleep "$1"
+	read -r -a b < <(load_runtimes)
+	awk -v a="${a[*]}" -v b="${b[*]}" 'BEGIN {
+		n = split(a, x, " "); split(b, y, " ")
+		for (i = 2; i <= n; i++)
+			printf "%.1f ", 100 * (y[i] - x[i]) / 1e9 / (y[1] - x[1])
+		print ""
+	}'
+}
+
+# Clamp CPUs 0 and 2 only: they get threads and lose time, the others keep
+# their throughput; hotplug and the controller stay within the set.
+check_cpumask() {
+	local all=0-$((NCPU - 1)) last=$((NCPU - 1)) v base shares cpu lost
+	expect "cpumask default: every CPU" "$(cat $PARAMS/cpumask)" "$all"
+	for v in "" abc 0- 3-1 0x3 0-1,x 1-2:0/1 -1 9999; do
+		write_rejected "cpumask <- '$v'" "$PARAMS/cpumask" "$v"
+	done
+	cpu_online "$last" 0
+	write_rejected "cpumask <- offline-only CPU $last" "$PARAMS/cpumask" "$last"
+	cpu_online "$last" 1
+	dmesg | grep -q "cpumask: no online CPU in '$last'" &&
+		pass "offline-only cpumask logs why" || fail "no log line for an offline-only cpumask"
+	echo 0,2 >$PARAMS/cpumask
+	expect "cpumask accepts 0,2" "$(cat $PARAMS/cpumask)" "0,2"
+
+	start_loads
+	sleep 1
+	read -r -a base < <(load_shares 3)
+	set_target 40
+	sleep 2
+	list_thread_cpus
+	expect "cpumask 0,2: threads only on CPUs 0 and 2" "$THREAD_CPUS" "0 2"
+	write_rejected "cpumask while clamping" "$PARAMS/cpumask" "$all" "Device or resource busy"
+	read -r -a shares < <(load_shares 5)
+	echo "# loads' share of wall time unclamped: ${base[*]}; clamping 0,2 at 40 %: ${shares[*]}"
+	for ((cpu = 0; cpu < NCPU; cpu++)); do
+		lost=$(awk -v a="${base[cpu]}" -v b="${shares[cpu]}" 'BEGIN { printf "%.1f", a - b }')
+		case $cpu in
+		0 | 2) within "cpumask 0,2: cpu$cpu load loses the target (points)" "$lost" 40 8 ;;
+		*) within "cpumask 0,2: cpu$cpu load keeps its throughput (points lost)" "$lost" 0 4 ;;
+		esac
+	done
+	cpu_online 0 0
+	sleep 1
+	expect "cpumask 0,2: controlling cpu moves to cpu2, not cpu1" "$(stat_field controlling_cpu)" 2
+	list_thread_cpus
+	expect "cpumask 0,2: cpu0 offline leaves the thread on 2" "$THREAD_CPUS" "2"
+	cpu_online 0 1
+	sleep 1
+	list_thread_cpus
+	expect "cpumask 0,2: cpu0 back online gets its thread" "$THREAD_CPUS" "0 2"
+	set_target 0
+	stop_loads
+	echo "$all" >$PARAMS/cpumask
+	expect "cpumask back to every CPU" "$(cat $PARAMS/cpumask)" "$all"
+}
+
+# max_idle is max_state; a new value registers the cooling device again.
+check_max_idle() {
+	local v cdev_before=$CDEV lost
+	expect "max_idle default" "$(cat $PARAMS/max_idle)" 50
+	for v in "" 0 101 abc -1 5abc 0x10; do
+		write_rejected "max_idle <- '$v'" "$PARAMS/max_idle" "$v"
+	done
+	set_target 10
+	write_rejected "max_idle while clamping" "$PARAMS/max_idle" 70 "Device or resource busy"
+	dmesg | grep -q "max_idle: cannot change while clamping" &&
+		pass "max_idle while clamping logs why" || fail "no log line for max_idle while clamping"
+	set_target 0
+
+	echo 70 >$PARAMS/max_idle
+	CDEV=$(cdev_dir)
+	expect "max_idle 70: max_state" "$(cat "$CDEV/max_state")" 70
+	expect "max_idle 70: cooling device keeps its number" "$CDEV" "$cdev_before"
+	expect "max_idle 70: powerclamp_calib rows 0..70" "$(calib_rows)" 71
+	write_rejected "max_idle 70: cur_state <- 71" "$CDEV/cur_state" 71
+	start_loads
+	set_target 70
+	expect "max_idle 70: cur_state reads back 70" "$(cat "$CDEV/cur_state")" 70
+	sleep 3
+	read -r _ lost _ _ _ < <(measure_window 4)
+	within "max_idle 70: the loads lose 70 % (points)" "$lost" 70 8
+	set_target 0
+	stop_loads
+
+	echo 20 >$PARAMS/max_idle
+	CDEV=$(cdev_dir)
+	expect "max_idle 20: max_state" "$(cat "$CDEV/max_state")" 20
+	write_rejected "max_idle 20: cur_state <- 25" "$CDEV/cur_state" 25
+	echo 50 >$PARAMS/max_idle
+	CDEV=$(cdev_dir)
+	expect "max_idle back to 50: max_state" "$(cat "$CDEV/max_state")" 50
+}
 
 check_hotplug() {
 	local ctl
@@ -613,7 +725,7 @@ check_soak() {
 echo "TAP version 13"
 echo "# $(uname -r), $NCPU CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
 # pc.checks=accuracy,hotplug on the kernel command line runs only those.
-CHECKS=${PC_CHECKS:-kunit,start_stop,sync,accuracy,skip_when_idle,params,hostile_cur_state,unprivileged,hotplug,freeze,unload,stress_writes,stress_hotplug,stress_unload,soak,kmemleak}
+CHECKS=${PC_CHECKS:-kunit,start_stop,sync,accuracy,skip_when_idle,params,cpumask,max_idle,hostile_cur_state,unprivileged,hotplug,freeze,unload,stress_writes,stress_hotplug,stress_unload,soak,kmemleak}
 if [ "$CHECKS" = probe_refused ]; then
 	check_probe_refused
 elif check_load_and_device; then
