@@ -470,6 +470,93 @@ check_unprivileged() {
 
 cpu_online() { echo "$2" >"/sys/devices/system/cpu/cpu$1/online"; }
 
+# expect_failure DESCRIPTION STATUS MESSAGE COMMAND...: COMMAND must exit
+# with STATUS and say MESSAGE on stderr
+expect_failure() {
+	local what=$1 status=$2 message=$3 out rc
+	shift 3
+	out=$("$@" 2>&1 >/dev/null)
+	rc=$?
+	if [ "$rc" = "$status" ] && [[ $out == *"$message"* ]]; then
+		pass "$what (exit $rc: $out)"
+	else
+		fail "$what: exit $rc, '$out'; want exit $status and '$message'"
+	fi
+}
+
+# The user space controller (tools/powerclamp-ctl) against a plant model
+# whose temperature follows the guest's busy share: 30 + 60 * busy degrees
+# with a 3 s lag. Holding 66 degrees under full load needs 40 % idle if
+# the CPUs were fully busy without clamping, less as they are not.
+check_controller() {
+	local ctl=powerclamp-ctl temp=/tmp/plant-temp log=/tmp/ctl.log plant summary
+	local settle mean_err max_err tmin tmax under last
+	command -v "$ctl" >/dev/null || { fail "controller: $ctl not installed"; return; }
+	expect_failure "controller: no arguments is a usage error" 2 "--sensor and --setpoint are required" "$ctl"
+	expect_failure "controller: bad gain" 2 "--kp: 'x' is not a number" "$ctl" -s /proc/uptime -p 1 --kp x
+	expect_failure "controller: missing sensor" 1 "cannot read sensor /nonexistent" \
+		"$ctl" -s /nonexistent -p 60
+	expect_failure "controller: missing cooling device dir" 1 "cannot read /nonexistent/max_state" \
+		"$ctl" -s /proc/uptime -p 60 -c /nonexistent
+	rmmod "$MODULE"
+	expect_failure "controller: module not loaded" 1 "no cooling device of type $MODULE" \
+		"$ctl" -s /proc/uptime -p 60
+	modprobe "$MODULE"
+	CDEV=$(cdev_dir)
+
+	start_loads
+	pc-plant "$temp" 30 60 3 100 &
+	plant=$!
+	sleep 1
+	"$ctl" -s "$temp" -S 0.001 -p 66 -i 500 -n 6 --dry-run >"$log"
+	last=$(awk -F'target=' '/^t=/ { t = $2 } END { print t + 0 }' "$log")
+	((last > 0)) && pass "controller: dry run computes targets (last $last)" ||
+		fail "controller: dry run computed no target"
+	expect "controller: dry run leaves cur_state alone" "$(cat "$CDEV/cur_state")" 0
+
+	if "$ctl" -s "$temp" -S 0.001 -p 66 -i 500 -n 50 >"$log"; then
+		pass "controller: 25 s closed loop ran"
+	else
+		fail "controller: exited with $?: $(tail -n 2 "$log")"
+	fi
+	expect "controller: cur_state back to 0 on exit" "$(cat "$CDEV/cur_state")" 0
+	kill "$plant"
+	wait "$plant" 2>/dev/null
+	stop_loads
+	# settle time (|error| <= 2 from then on), over the last 10 s: mean and
+	# max |error|, target range; lowest value overall (undershoot)
+	summary=$(awk -v sp=66 '/^t=/ {
+			for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] + 0 }
+			n++; t[n] = v["t"]; e[n] = v["error"]; u[n] = v["target"]
+			if (!n0 || v["value"] < lo) lo = v["value"]; n0 = 1
+		}
+		END {
+			settle = -1
+			for (i = n; i >= 1; i--) { a = e[i] < 0 ? -e[i] : e[i]; if (a > 2) break }
+			if (i < n) settle = t[i + 1]
+			for (i = n - 19; i <= n; i++) {
+				a = e[i] < 0 ? -e[i] : e[i]; s += a; if (a > m) m = a
+				if (i == n - 19 || u[i] < umin) umin = u[i]
+				if (i == n - 19 || u[i] > umax) umax = u[i]
+			}
+			printf "%.1f %.2f %.2f %d %d %.2f\n", settle, s / 20, m, umin, umax, sp - lo
+		}' "$log")
+	read -r settle mean_err max_err tmin tmax under <<<"$summary"
+	echo "# controller: settled (|error| <= 2) after ${settle} s; last 10 s: mean |error| $mean_err, max $max_err, target $tmin..$tmax %; undershoot $under"
+	grep '^t=' "$log" | awk 'NR % 4 == 1' | sed 's/^/#   /'
+	awk -v s="$settle" 'BEGIN { exit !(s >= 0 && s <= 15) }' &&
+		pass "controller: settles within 15 s ($settle s)" || fail "controller: did not settle ($settle)"
+	within "controller: mean |error| over the last 10 s (degrees)" "$mean_err" 0 1
+	within "controller: target swing over the last 10 s (no oscillation, points)" "$((tmax - tmin))" 0 6
+	# 40 % if every tick were busy without clamping; the guest's own idle
+	# lowers it. A target at a limit would mean the loop lost control.
+	((tmin > 0 && tmax < 50)) && pass "controller: steady target inside 0..50 ($tmin..$tmax)" ||
+		fail "controller: target at a limit ($tmin..$tmax)"
+	awk -v u="$under" 'BEGIN { exit !(u <= 3) }' &&
+		pass "controller: undershoot below the set point <= 3 degrees ($under)" ||
+		fail "controller: undershoot $under degrees"
+}
+
 # load_runtimes: uptime (s), then each load's runtime (ns), in CPU order
 load_runtimes() {
 	local files=(/proc/uptime) pid
@@ -804,7 +891,7 @@ check_soak() {
 echo "TAP version 13"
 echo "# $(uname -r), $NCPU CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
 # pc.checks=accuracy,hotplug on the kernel command line runs only those.
-CHECKS=${PC_CHECKS:-kunit,start_stop,sync,trace_events,accuracy,skip_when_idle,params,cpumask,max_idle,hostile_cur_state,unprivileged,hotplug,freeze,unload,stress_writes,stress_hotplug,stress_unload,soak,kmemleak}
+CHECKS=${PC_CHECKS:-kunit,start_stop,sync,trace_events,accuracy,skip_when_idle,params,cpumask,max_idle,hostile_cur_state,unprivileged,controller,hotplug,freeze,unload,stress_writes,stress_hotplug,stress_unload,soak,kmemleak}
 if [ "$CHECKS" = probe_refused ]; then
 	check_probe_refused
 elif check_load_and_device; then

@@ -37,6 +37,12 @@ make_image() {
 	install -m 0755 "$REPO_DIR/bench/guest-bench.sh" "$STAGE_DIR/bench.sh"
 	gcc -static -O2 -Wall -Werror -o "$STAGE_DIR/usr/local/bin/pc-spin" \
 		"$REPO_DIR/bench/pc-spin.c"
+	local tool
+	for tool in powerclamp-ctl test/pc-plant; do
+		gcc -static -O2 -Wall -Wextra -Werror \
+			-o "$STAGE_DIR/usr/local/bin/${tool#test/}" \
+			"$REPO_DIR/tools/powerclamp-ctl/$tool.c" -lm
+	done
 	rm -f "$IMAGE"
 	mke2fs -q -t ext4 -L pc-root -d "$STAGE_DIR" "$IMAGE" "$IMAGE_SIZE"
 	info "$IMAGE ($(du -sh "$STAGE_DIR" | cut -f1) of files)"

@@ -99,7 +99,7 @@ PC_KERNEL=bench "$REPO_DIR/scripts/build-rootfs.sh"
 # vCPUs. This host has 2 cores: with 4 busy vCPUs on them a vCPU misses
 # ticks whenever it is descheduled, and /proc/stat's busy columns fall
 # short of wall time whatever the driver does.
-FUNCTIONAL=kunit,start_stop,sync,trace_events,skip_when_idle,params,cpumask,max_idle,hostile_cur_state,unprivileged,hotplug,freeze,unload,stress_writes,stress_hotplug,stress_unload,soak,kmemleak
+FUNCTIONAL=kunit,start_stop,sync,trace_events,skip_when_idle,params,cpumask,max_idle,hostile_cur_state,unprivileged,controller,hotplug,freeze,unload,stress_writes,stress_hotplug,stress_unload,soak,kmemleak
 guest_run() {
 	local name=$1 smp=$2 checks=$3 console=$LOG_DIR/console-$1.log verdict=0
 	current="guest ($name)"
