@@ -14,15 +14,17 @@ MODULE=intel_powerclamp
 DEBUG_DIR=/sys/kernel/debug/intel_powerclamp
 PARAMS=/sys/module/$MODULE/parameters
 NCPU=$(nproc --all)
-# Tolerances, in percentage points.
-# Measured on an otherwise idle 2-core host (README): idle within 0.3 of
-# target, driver within 0.5 of /proc/stat, work lost 0.5-2.3 above idle
-# shown (the threads' own wakeups and timers, slow under TCG), ticks
-# 99.2-100 % of wall. The tolerances leave room for host noise.
+# Tolerances, in percentage points. Measured over 11 boots on an otherwise
+# idle 2-core host, kernel without debug options (README): idle within 0.5
+# of target, driver within 0.6 of /proc/stat, ticks 98.7-101.1 % of wall
+# while clamping, work lost -0.2 to 2.1 points above idle shown. That last
+# gap is the injection's own cost, ~0.6 ms of busy time per period under
+# TCG (switches, timers, the idle loop's entry and exit), 16-21 periods a
+# second at 40-49 %: 2 points (issue 8) would flake, so it gets 3.
 TOL_TARGET=${TOL_TARGET:-3}        # /proc/stat idle and work lost vs target
-TOL_LOST=${TOL_LOST:-3}            # /proc/stat idle vs work lost to the clamp
+TOL_LOST=${TOL_LOST:-3}            # /proc/stat idle and driver vs work lost
 TOL_DRIVER=${TOL_DRIVER:-2}        # driver's measured ratio vs /proc/stat idle
-TOL_TICKS_PCT=${TOL_TICKS_PCT:-4}  # /proc/stat ticks (% of wall) vs unclamped
+TOL_TICKS_PCT=${TOL_TICKS_PCT:-2}  # /proc/stat ticks vs wall time (%)
 
 # Stress counts (issue 4). pc.scale=P on the kernel command line runs P %
 # of them for a quick look; the test suite runs them in full.
@@ -236,8 +238,9 @@ check_accuracy() {
 		within "target $target: /proc/stat idle vs target" "$idle" "$target" "$TOL_TARGET"
 		within "target $target: work lost to the clamp vs target" "$clamp_lost" "$target" "$TOL_TARGET"
 		within "target $target: /proc/stat idle vs work lost to the clamp" "$idle" "$clamp_lost" "$TOL_LOST"
-		within "target $target: /proc/stat ticks (% of wall) vs unclamped" "$ticks" "$base_ticks" "$TOL_TICKS_PCT"
+		within "target $target: /proc/stat ticks (% of wall)" "$ticks" 100 "$TOL_TICKS_PCT"
 		within "target $target: driver's measured ratio vs /proc/stat idle" "$drv" "$idle" "$TOL_DRIVER"
+		within "target $target: driver's measured ratio vs work lost to the clamp" "$drv" "$clamp_lost" "$TOL_LOST"
 		within "target $target: idle injected (% of wall) vs target" "$inj" "$target" 5
 	done
 	set_target 0
