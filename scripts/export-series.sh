@@ -65,7 +65,11 @@ for f in "$OUT"/*; do info "${f##*/}"; done
 
 stage "export: git am the exported mails onto a fresh pristine tree"
 pristine_repo "$WORK/verify"
-git_am "$WORK/verify" "$OUT"/000[1-9]-*.patch
+mails=()
+for f in "$OUT"/[0-9][0-9][0-9][0-9]-*.patch; do
+	[ "${f##*/}" = "$(basename "$letter")" ] || mails+=("$f")
+done
+git_am "$WORK/verify" "${mails[@]}"
 if diff -r -q -x .git "$WORK/build" "$WORK/verify" >/dev/null; then
 	info "the exported series applies with git am and gives the same tree"
 else
