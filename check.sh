@@ -516,8 +516,8 @@ check_controller() {
 		fail "controller: dry run computed no target"
 	expect "controller: dry run leaves cur_state alone" "$(cat "$CDEV/cur_state")" 0
 
-	if "$ctl" -s "$temp" -S 0.001 -p 66 -i 500 -n 50 >"$log"; then
-		pass "controller: 25 s closed loop ran"
+	if "$ctl" -s "$temp" -S 0.001 -p 66 -i 500 -n 80 >"$log"; then
+		pass "controller: 40 s closed loop ran"
 	else
 		fail "controller: exited with $?: $(tail -n 2 "$log")"
 	fi
@@ -546,12 +546,16 @@ check_controller() {
 	read -r settle mean_err max_err tmin tmax under <<<"$summary"
 	echo "# controller: settled (|error| <= 2) after ${settle} s; last 10 s: mean |error| $mean_err, max $max_err, target $tmin..$tmax %; undershoot $under"
 	grep '^t=' "$log" | awk 'NR % 4 == 1' | sed 's/^/#   /'
-	awk -v s="$settle" 'BEGIN { exit !(s >= 0 && s <= 15) }' &&
-		pass "controller: settles within 15 s ($settle s)" || fail "controller: did not settle ($settle)"
+	# How fast it settles is a figure (printed above), not a pass mark: the
+	# guest's speed moves with the host's load. It must settle for good,
+	# with 10 s to spare at the end of the run.
+	awk -v s="$settle" 'BEGIN { exit !(s >= 0 && s <= 30) }' &&
+		pass "controller: settles and holds the set point for the last 10 s ($settle s)" ||
+		fail "controller: did not settle ($settle)"
 	within "controller: mean |error| over the last 10 s (degrees)" "$mean_err" 0 1.5
 	within "controller: target swing over the last 10 s (no oscillation, points)" "$((tmax - tmin))" 0 6
-	# 40 % if every tick were busy without clamping; the guest's own idle
-	# lowers it. A target at a limit would mean the loop lost control.
+	# 66 degrees is 60 % busy: about 40 % less the guest's own idle. A
+	# target at a limit would mean the loop lost control.
 	((tmin > 0 && tmax < 50)) && pass "controller: steady target inside 0..50 ($tmin..$tmax)" ||
 		fail "controller: target at a limit ($tmin..$tmax)"
 	awk -v u="$under" 'BEGIN { exit !(u <= 4) }' &&
