@@ -5,7 +5,11 @@
 #
 # usage: run-qemu.sh [--mode test|demo|bench|shell] [--log FILE] [--smp N]
 #                    [--timeout SECONDS] [--append "ARGS"] [--cpu MODEL] [--kvm]
-#                    [--kernel FILE [--initrd FILE]] [--name NAME]
+#                    [--kernel FILE [--initrd FILE]] [--name NAME] [--ktap FILE]
+#
+# In test mode the guest also writes its KTAP document to a second serial
+# port, logged to the --ktap file (default: the console log's name with
+# console- replaced by ktap-), which no kernel message reaches.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/scripts/lib.sh"
@@ -20,6 +24,7 @@ LOG=""
 KERNEL=""
 INITRD=()
 NAME=powerclamp
+KTAP_LOG=""
 while (($#)); do
 	case "$1" in
 	--mode) MODE=$2; shift 2 ;;
@@ -32,6 +37,7 @@ while (($#)); do
 	--kernel) KERNEL=$2; shift 2 ;;
 	--initrd) INITRD=(-initrd "$2"); shift 2 ;;
 	--name) NAME=$2; shift 2 ;;  # QEMU's -name, to find its process
+	--ktap) KTAP_LOG=$2; shift 2 ;;
 	*) die "unknown argument: $1" ;;
 	esac
 done
@@ -53,14 +59,22 @@ QEMU=(qemu-system-x86_64
 	-device "isa-debug-exit,iobase=0xf4,iosize=0x04"
 	-display none -no-reboot)
 
+# The console is the first serial port (ttyS0): added before the KTAP one.
 if [ "$MODE" = shell ]; then
 	exec "${QEMU[@]}" -serial mon:stdio
 fi
+QEMU+=(-serial stdio -monitor none)
+if [ "$MODE" = test ]; then
+	KTAP_LOG=${KTAP_LOG:-$(dirname "$LOG")/$(basename "$LOG" | sed 's/^console-/ktap-/')}
+	[ "$KTAP_LOG" != "$LOG" ] || KTAP_LOG=$LOG.ktap
+	rm -f "$KTAP_LOG"
+	QEMU+=(-chardev "file,id=ktap,path=$KTAP_LOG" -serial chardev:ktap)
+fi
+
 
 stage "qemu: booting ($ACCEL, $CPU_MODEL, $SMP vCPUs, mode $MODE, timeout ${TIMEOUT}s), console in $LOG"
 set +e
-timeout --foreground "$TIMEOUT" "${QEMU[@]}" -serial stdio -monitor none \
-	</dev/null | tee "$LOG"
+timeout --foreground "$TIMEOUT" "${QEMU[@]}" </dev/null | tee "$LOG"
 status=${PIPESTATUS[0]}
 set -e
 

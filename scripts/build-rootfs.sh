@@ -32,7 +32,10 @@ make_image() {
 	make -s -C "$TREE_DIR" O="$OBJ_DIR" INSTALL_MOD_PATH="$STAGE_DIR" \
 		modules_install >/dev/null
 	install -m 0755 "$REPO_DIR/test-rootfs/init" "$STAGE_DIR/sbin/pc-init"
-	install -m 0755 "$REPO_DIR/check.sh" "$STAGE_DIR/check.sh"
+	install -d "$STAGE_DIR/pc/checks"
+	install -m 0755 "$REPO_DIR/guest/run-checks.sh" "$STAGE_DIR/pc/run-checks.sh"
+	install -m 0644 "$REPO_DIR/lib/ktap.sh" "$REPO_DIR/guest/lib.sh" "$STAGE_DIR/pc/"
+	install -m 0644 "$REPO_DIR"/guest/checks/*.sh "$STAGE_DIR/pc/checks/"
 	install -m 0755 "$REPO_DIR/test-rootfs/demo.sh" "$STAGE_DIR/demo.sh"
 	install -m 0755 "$REPO_DIR/bench/guest-bench.sh" "$STAGE_DIR/bench.sh"
 	gcc -static -O2 -Wall -Werror -o "$STAGE_DIR/usr/local/bin/pc-spin" \

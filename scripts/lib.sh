@@ -73,3 +73,38 @@ with_heartbeat() {
 STOCK_DIR=$CACHE_DIR/stock
 STOCK_KERNEL=$STOCK_DIR/vmlinuz
 STOCK_INITRD=$STOCK_DIR/initrd.gz
+
+# The registry of guest boots (guest/boots).
+BOOTS=$REPO_DIR/guest/boots
+
+# boot_names: the boots, in order
+boot_names() { awk '$1 == "boot" { print $2 }' "$BOOTS"; }
+
+# boot_field BOOT KEY: a setting of BOOT's "boot" line (kernel, smp, cpu, timeout)
+boot_field() {
+	awk -v b="$1" -v k="$2" '$1 == "boot" && $2 == b {
+		for (i = 3; i <= NF; i++) if (index($i, k "=") == 1) print substr($i, length(k) + 2)
+	}' "$BOOTS"
+}
+
+# boot_checks BOOT: BOOT's checks, comma-separated, in order
+boot_checks() {
+	awk -v b="$1" '$1 == "boot" { on = ($2 == b); next }
+		/^[ \t]*(#|$)/ { next }
+		on { for (i = 1; i <= NF; i++) { printf "%s%s", sep, $i; sep = "," } }
+		END { print "" }' "$BOOTS"
+}
+
+# known_stall CONSOLE: print the name of the scripts/known-stalls signature
+# CONSOLE matches, or fail
+known_stall() {
+	local name regex
+	while IFS=$'\t' read -r name regex; do
+		[[ -z $name || $name == \#* ]] && continue
+		if grep -qE -- "$regex" "$1" 2>/dev/null; then
+			echo "$name"
+			return 0
+		fi
+	done <"$REPO_DIR/scripts/known-stalls"
+	return 1
+}

@@ -1,64 +1,103 @@
 #!/usr/bin/env bash
 # Host-side checks of the series and the harness: checkpatch --strict and a
 # mail header git accepts on every patch, shellcheck on every script. Prints
-# TAP lines and "lint: N passed, N failed"; exits 1 on any failure.
+# one KTAP document (its plan first: two results per patch in series, one
+# for shellcheck), then "lint: N passed, N failed"; exits 1 on any failure.
 # Needs the extracted tree (scripts/prepare-tree.sh) for checkpatch.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=lib/ktap.sh
+. "$REPO_DIR/lib/ktap.sh"
 
-n=0 passed=0 failed=0
-pass() { n=$((n + 1)); passed=$((passed + 1)); echo "ok $n - $*"; }
-fail() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
+# diag_lines TEXT: TEXT as diagnostics, one line each
+diag_lines() {
+	local l
+	while IFS= read -r l; do
+		ktap_diag "    $l"
+	done <<<"$1"
+}
 
-series_patches() { grep -v '^\s*\(#\|$\)' "$REPO_DIR/series"; }
+# (grep exits 1 on a series of comments only: no patch, not an error)
+series_patches() { grep -v '^\s*\(#\|$\)' "$REPO_DIR/series" || (($? == 1)); }
 
 check_checkpatch() {
 	local patch=$1 out
 	out=$(cd "$TREE_DIR" && ./scripts/checkpatch.pl --strict --quiet \
 		"$REPO_DIR/patches/$patch" 2>&1) || true
 	if [ -z "$out" ]; then
-		pass "checkpatch --strict: $patch"
+		ktap_ok "checkpatch --strict: $patch"
 	else
-		fail "checkpatch --strict: $patch"
-		printf '%s\n' "$out" | sed 's/^/    # /'
+		ktap_not_ok "checkpatch --strict: $patch"
+		diag_lines "$out"
 	fi
 }
 
 # git mailinfo is what git am uses to split a mail into author, subject
 # and message; the sign-off must match the author.
 check_header() {
-	local patch=$1 info author sob
-	info=$(git mailinfo /dev/null /dev/null <"$REPO_DIR/patches/$patch")
+	local patch=$1 file=$REPO_DIR/patches/$1 info author sob
+	if [ ! -r "$file" ]; then
+		ktap_not_ok "mail header of $patch: no such patch in patches/"
+		return
+	fi
+	info=$(git mailinfo /dev/null /dev/null <"$file" 2>&1) || true
 	author=$(sed -n 's/^Author: //p' <<<"$info")
-	sob=$(sed -n 's/^Signed-off-by: \(.*\) <.*/\1/p' "$REPO_DIR/patches/$patch" | head -n 1)
+	sob=$(sed -n 's/^Signed-off-by: \(.*\) <.*/\1/p' "$file" | head -n 1) || true
 	if grep -q '^Subject: .\+' <<<"$info" && [ -n "$author" ] &&
 		[ "$author" = "$sob" ] && grep -q '^Date: ' <<<"$info"; then
-		pass "mail header (From, Date, Subject, Signed-off-by): $patch"
+		ktap_ok "mail header (From, Date, Subject, Signed-off-by): $patch"
 	else
-		fail "mail header of $patch: author='$author' sign-off='$sob'"
+		ktap_not_ok "mail header of $patch: author='$author' sign-off='$sob'"
 	fi
+}
+
+# Every *.sh under the harness folders (found, so that new files are
+# picked up; a folder that does not exist yet is skipped) and at the top,
+# plus the scripts without the extension.
+list_scripts() {
+	local d dirs=()
+	for d in lib tests guest scripts test-rootfs bench; do
+		[ -d "$REPO_DIR/$d" ] && dirs+=("$d")
+	done
+	(
+		cd "$REPO_DIR"
+		{
+			((${#dirs[@]} == 0)) || find "${dirs[@]}" -name '*.sh' -type f
+			find . -maxdepth 1 -name '*.sh' -type f | sed 's|^\./||'
+			for f in bench/stock-initramfs-init test-rootfs/init .ci/run; do
+				[ -f "$f" ] && echo "$f"
+			done
+		} | sort -u
+	)
 }
 
 check_shellcheck() {
-	local scripts
-	mapfile -t scripts < <(cd "$REPO_DIR" && { ls scripts/*.sh test-rootfs/*.sh; \
-		ls bench/*.sh; echo bench/stock-initramfs-init; echo run-qemu.sh; echo check.sh; \
-		echo test-rootfs/init; echo .ci/run; } |
-		while read -r f; do [ -f "$f" ] && echo "$f"; done)
-	if (cd "$REPO_DIR" && shellcheck -x "${scripts[@]}"); then
-		pass "shellcheck: ${#scripts[@]} scripts"
+	local scripts out
+	mapfile -t scripts < <(list_scripts)
+	if ! command -v shellcheck >/dev/null; then
+		ktap_not_ok "shellcheck: not installed (scripts/install-deps.sh)"
+	elif ((${#scripts[@]} == 0)); then
+		ktap_not_ok "shellcheck: no script found"
+	elif out=$(cd "$REPO_DIR" && shellcheck -x "${scripts[@]}" 2>&1); then
+		ktap_ok "shellcheck: ${#scripts[@]} scripts"
 	else
-		fail "shellcheck"
+		ktap_not_ok "shellcheck: ${#scripts[@]} scripts"
+		diag_lines "$out"
 	fi
 }
 
+[ -r "$REPO_DIR/series" ] || die "no series file at $REPO_DIR/series"
+mapfile -t PATCHES < <(series_patches)
+
 stage "lint: checkpatch, mail headers, shellcheck"
-while read -r patch; do
+ktap_begin "$((2 * ${#PATCHES[@]} + 1))"
+for patch in "${PATCHES[@]}"; do
 	check_checkpatch "$patch"
 	check_header "$patch"
-done < <(series_patches)
+done
 check_shellcheck
+ktap_end
 
-echo "lint: $passed passed, $failed failed"
-((failed == 0))
+echo "lint: $KTAP_PASSED passed, $KTAP_FAILED failed"
+((KTAP_FAILED == 0))

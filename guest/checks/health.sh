@@ -1,0 +1,43 @@
+# Guest checks: the state of the kernel at the end of a boot. Sourced by
+# run-checks.sh. The registry runs them last in every boot.
+# shellcheck shell=bash
+
+# Leaks after everything the boot did. The runner cleared the suspects
+# found before the first check, so what is left is the checks' doing.
+check_kmemleak() {
+	local f=/sys/kernel/debug/kmemleak leaks
+	if [ ! -w "$f" ]; then
+		if ((PC_DEBUG)); then
+			fail "kmemleak: $f missing on the debug kernel"
+		else
+			ktap_skip "kmemleak" "not in the kernel without debug options"
+		fi
+		return
+	fi
+	[ -d "/sys/module/$MODULE" ] && rmmod "$MODULE"
+	echo scan >"$f"
+	sleep 6
+	echo scan >"$f"
+	leaks=$(grep -c 'unreferenced object' "$f")
+	expect "kmemleak: leaks after load/clamp/unload" "$leaks" 0
+	[ "$leaks" = 0 ] || head -40 "$f" | sed "s/^/$KTAP_INDENT# /"
+}
+
+# Taint: only the KUnit test taint (TAINT_TEST, bit 18) may be set. Lockdep
+# switches itself off at its first report (debug_locks 0), and everything
+# after that goes unchecked: it must still be on at the end.
+TAINT_TEST=$((1 << 18))
+check_health() {
+	local tainted debug_locks
+	tainted=$(cat /proc/sys/kernel/tainted)
+	expect "tainted, less the KUnit test taint" "$((tainted & ~TAINT_TEST))" 0
+	ktap_diag "tainted: $tainted"
+	if [ -r /proc/lockdep_stats ]; then
+		debug_locks=$(awk '$1 == "debug_locks:" { print $2 }' /proc/lockdep_stats)
+		expect "lockdep still on (debug_locks)" "$debug_locks" 1
+	elif ((PC_DEBUG)); then
+		fail "lockdep: no /proc/lockdep_stats on the debug kernel"
+	else
+		ktap_skip "lockdep still on (debug_locks)" "no lockdep in the kernel without debug options"
+	fi
+}

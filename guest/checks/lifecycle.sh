@@ -1,0 +1,82 @@
+# Guest checks: load, start, retarget, stop, skip when idle, unload. Sourced by run-checks.sh.
+# shellcheck shell=bash
+# pass() never fails, so "cond && pass || fail" is a safe if-then-else here.
+# shellcheck disable=SC2015
+
+# A fresh load: the device as it is registered, and what the load logged.
+check_device() {
+	local logged
+	rmmod "$MODULE" || { fail "rmmod before a fresh load"; return; }
+	logged=$(dmesg | wc -l)
+	modprobe "$MODULE" || { fail "modprobe $MODULE"; return; }
+	pass "modprobe $MODULE"
+	CDEV=$(cdev_dir)
+	[ -n "$CDEV" ] || { fail "no cooling device of type $MODULE"; return; }
+	pass "cooling device $CDEV has type $MODULE"
+	expect "max_state" "$(cat "$CDEV/max_state")" 50
+	expect "cur_state when idle" "$(cat "$CDEV/cur_state")" 0
+	expect "no kidle_inject threads at target 0" "$(clamp_threads | wc -l)" 0
+	expect "feedback source (MSRs read 0 under TCG)" "$(stat_field feedback_source)" cpu-idle-time
+	expect "feedback source logged once by this load" \
+		"$(dmesg | tail -n +"$((logged + 1))" | grep -c "$MODULE: feedback from cpu-idle-time")" 1
+	grep -q '^pct confidence steady dynamic' "$DEBUG_DIR/powerclamp_calib" &&
+		pass "powerclamp_calib header" || fail "powerclamp_calib header"
+	expect "powerclamp_calib rows 0..50 (max_idle)" "$(calib_rows)" 51
+}
+
+check_start_stop() {
+	local pids_before pids_after t0
+	set_target 25
+	expect "cur_state reads back the target" "$(cat "$CDEV/cur_state")" 25
+	sleep 1
+	assert_threads "$(online_cpus | paste -sd,)" "start"
+	pids_before=$(clamp_threads | awk '{ print $1 }' | paste -sd,)
+	set_target 40
+	expect "retarget keeps the threads" \
+		"$(clamp_threads | awk '{ print $1 }' | paste -sd,)" "$pids_before"
+	expect "cur_state after retarget" "$(cat "$CDEV/cur_state")" 40
+	set_target 50
+	expect "target 50 (max_state) reads back" "$(cat "$CDEV/cur_state")" 50
+	t0=$(now_ns)
+	set_target 0
+	ktap_diag "stopping took $((($(now_ns) - t0) / 1000000)) ms"
+	pids_after=$(clamp_threads | wc -l)
+	expect "stop removes every thread" "$pids_after" 0
+	expect "cur_state after stop" "$(cat "$CDEV/cur_state")" 0
+}
+
+# An idle system is idle enough: the controller skips every window.
+check_skip_when_idle() {
+	local s0 s1 w0 w1 i0 i1
+	set_target 25
+	sleep 2
+	s0=$(stat_field windows_skipped)
+	w0=$(stat_field windows)
+	i0=$(stat_field injections)
+	sleep 4
+	s1=$(stat_field windows_skipped)
+	w1=$(stat_field windows)
+	i1=$(stat_field injections)
+	set_target 0
+	# The counters are read one after the other: allow one window of skew,
+	# out of at least five (a window is two 96 ms intervals at 25 %, so 4 s
+	# hold about 20): one skipped window proves nothing.
+	if ((w1 - w0 >= 5 && s1 - s0 >= w1 - w0 - 1)); then
+		pass "idle system: every window skipped ($((s1 - s0)) of $((w1 - w0)))"
+	else
+		fail "idle system: $((s1 - s0)) of $((w1 - w0)) windows skipped"
+	fi
+	((i1 - i0 <= NCPU)) && pass "idle system: injections stop ($((i1 - i0)) in 4 s)" ||
+		fail "idle system: $((i1 - i0)) injections in 4 s"
+}
+
+check_unload() {
+	set_target 30
+	sleep 1
+	if rmmod "$MODULE"; then pass "rmmod while clamping"; else fail "rmmod while clamping"; fi
+	expect "no thread after rmmod" "$(clamp_threads | wc -l)" 0
+	expect "cooling device gone" "$(cdev_dir)" ""
+	[ -d "$DEBUG_DIR" ] && fail "debugfs dir left behind" || pass "debugfs dir removed"
+	modprobe "$MODULE" && CDEV=$(cdev_dir) && pass "modprobe again" || fail "modprobe again"
+}
+

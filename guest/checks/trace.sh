@@ -1,0 +1,122 @@
+# Guest checks: trace events and synchronisation. Sourced by run-checks.sh.
+# shellcheck shell=bash
+# pass() never fails, so "cond && pass || fail" is a safe if-then-else here.
+# shellcheck disable=SC2015
+
+# Synchronisation: record when each kidle_inject thread is switched in (the
+# start of an injection) and group the starts by boundary. Every CPU should
+# start at every boundary, within a jiffy or so of the others.
+check_sync() {
+	local t=/sys/kernel/tracing ev groups full median max
+	ev=$t/events/sched/sched_switch
+	[ -d "$ev" ] || { fail "sync: no sched_switch trace event"; return; }
+	start_loads
+	set_target 25
+	sleep 2
+	echo global >"$t/trace_clock"
+	echo 'next_comm ~ "kidle_inject*"' >"$ev/filter"
+	echo >"$t/trace"
+	echo 1 >"$ev/enable"
+	sleep 3
+	echo 0 >"$ev/enable"
+	set_target 0
+	stop_loads
+	# groups: starts less than half an interval (96 ms at 25 %) apart
+	read -r groups full median max < <(awk -v n="$NCPU" '
+		/ sched_switch: / {
+			for (i = 1; i <= NF; i++) {
+				if ($i ~ /^[0-9]+\.[0-9]+:$/) ts = $i + 0
+				if ($i ~ /^next_comm=kidle_inject\//) cpu = substr($i, 24)
+			}
+			print ts, cpu
+		}' "$t/trace" | sort -n | awk -v n="$NCPU" '
+		function close_group() {
+			if (!g) return
+			c = 0; for (k in seen) c++
+			if (c == n) { full++; sp[full] = (last - first) * 1000 }
+			delete seen
+		}
+		{ if (!g || $1 - first > 0.048) { close_group(); g++; first = $1 }
+		  seen[$2] = 1; last = $1 }
+		END {
+			close_group()
+			for (i = 1; i <= full; i++) for (j = i + 1; j <= full; j++)
+				if (sp[j] < sp[i]) { x = sp[i]; sp[i] = sp[j]; sp[j] = x }
+			printf "%d %d %.2f %.2f\n", g, full, full ? sp[int((full + 1) / 2)] : -1, full ? sp[full] : -1
+		}')
+	ktap_diag "sync: $groups boundaries, $full with every CPU injecting; spread median $median ms, max $max ms"
+	if ((groups > 10 && full * 10 >= groups * 9)); then
+		pass "sync: every CPU injects at >= 90% of the boundaries ($full of $groups)"
+	else
+		fail "sync: only $full of $groups boundaries had every CPU injecting"
+	fi
+	within "sync: median spread of injection starts across CPUs (ms)" "$median" 0 4
+	echo >"$t/trace"
+	echo 0 >"$ev/filter"
+}
+
+# trace_powerclamp SECONDS: record the powerclamp events for SECONDS into
+check_trace_events() {
+	local ev=/sys/kernel/tracing/events/powerclamp summary
+	local inj cpus planned idle_share bad_lost win win_target skipped measured
+	[ -d "$ev" ] || { fail "trace: no powerclamp events in tracefs"; return; }
+	expect "trace: powerclamp events" "$(cd "$ev" && echo powerclamp_*)" \
+		"powerclamp_injection powerclamp_window"
+	start_loads
+	set_target 25
+	sleep 2
+	trace_powerclamp 3
+	set_target 0
+	stop_loads
+	# injections, CPUs, median planned us, idle/planned %, lost > planned,
+	# windows, windows at target 25, skipped, mean measured per mille
+	summary=$(awk '
+		function field(name,   i) {
+			for (i = 1; i <= NF; i++)
+				if (index($i, name "=") == 1) return substr($i, length(name) + 2) + 0
+		}
+		/ powerclamp_injection: / {
+			inj++; cpu[field("cpu")] = 1; p = field("planned_us")
+			pl[inj] = p; psum += p; isum += field("idle_us")
+			if (field("lost_us") > p) badlost++
+		}
+		/ powerclamp_window: / {
+			win++; if (field("target") == 25) wt++
+			if (field("skip") == 1) sk++
+			m = field("measured_permille"); if (m >= 0) { msum += m; mn++ }
+		}
+		END {
+			for (i = 1; i <= inj; i++) for (j = i + 1; j <= inj; j++)
+				if (pl[j] < pl[i]) { x = pl[i]; pl[i] = pl[j]; pl[j] = x }
+			c = ""; for (k in cpu) c = c (c == "" ? "" : ",") k
+			printf "%d %s %d %.1f %d %d %d %d %.0f\n", inj, c == "" ? "-" : c,
+				inj ? pl[int((inj + 1) / 2)] : 0, psum ? 100 * isum / psum : 0,
+				badlost, win, wt, sk, mn ? msum / mn : -1
+		}' /tmp/powerclamp.trace)
+	read -r inj cpus planned idle_share bad_lost win win_target skipped measured <<<"$summary"
+	ktap_diag "trace, 3 s at 25 % under load: $inj injections on CPUs $cpus, median planned $planned us, idle $idle_share % of planned; $win windows, $skipped skipped, mean measured $measured per mille"
+	expect "trace: injections seen on every online CPU" \
+		"$(tr ',' '\n' <<<"$cpus" | sort -n | paste -sd,)" "$(online_cpus | paste -sd,)"
+	((inj >= 3 * NCPU * 3 / 2)) && pass "trace: $inj injections in 3 s (>= 4.5 per CPU per s at 25 %)" ||
+		fail "trace: only $inj injections in 3 s"
+	within "trace: median planned idle per period (us, duration 24 ms)" "$planned" 24000 2500
+	# (more than 100 % when periods overrun: timer latency under TCG)
+	awk -v v="$idle_share" 'BEGIN { exit !(v >= 85) }' &&
+		pass "trace: idle the CPUs accounted is >= 85 % of planned ($idle_share %)" ||
+		fail "trace: idle the CPUs accounted is $idle_share % of planned"
+	expect "trace: injections reporting more lost than planned" "$bad_lost" 0
+	((win >= 5)) && pass "trace: $win control windows in 3 s" || fail "trace: only $win windows in 3 s"
+	expect "trace: every window at target 25" "$win_target" "$win"
+	expect "trace: no window skipped under load" "$skipped" 0
+	within "trace: mean measured ratio (per mille) vs target" "$measured" 250 40
+
+	set_target 25
+	sleep 2
+	trace_powerclamp 3
+	set_target 0
+	skipped=$(grep -c ' powerclamp_window: .* skip=1' /tmp/powerclamp.trace)
+	win=$(grep -c ' powerclamp_window: ' /tmp/powerclamp.trace)
+	((win > 0 && skipped >= win - 1)) && pass "trace: idle system, windows skipped ($skipped of $win)" ||
+		fail "trace: idle system, $skipped of $win windows skipped"
+}
+

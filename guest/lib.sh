@@ -1,0 +1,336 @@
+# Shared by the guest checks: settings, assertions on top of lib/ktap.sh,
+# readers of the driver's and the system's state, the loads, and the reset
+# that runs before every check. Sourced by run-checks.sh, never run.
+# shellcheck shell=bash
+# shellcheck disable=SC2034  # settings are read by the check files
+
+MODULE=intel_powerclamp
+DEBUG_DIR=/sys/kernel/debug/intel_powerclamp
+PARAMS=/sys/module/$MODULE/parameters
+NCPU=$(nproc --all)
+# Tolerances, in percentage points (issue 8's are the 2s). Measured over 6
+# boots with patches 10-11 on an otherwise idle 2-core host, kernel without
+# debug options (README): idle within 0.4 of target, work lost to the clamp
+# within 1.2, ticks 99.2-100.2 % of wall, work lost 0.4-1.5 points above
+# idle shown (the injection's own busy time, ~0.5 ms a period under TCG).
+# Windows are 10 s to keep noise well inside. The driver's own measured
+# ratio is compared only with the work lost (schedstat, an independent
+# reference), never with /proc/stat: both come from get_cpu_idle_time_us().
+TOL_TARGET=${TOL_TARGET:-3}        # /proc/stat idle and work lost vs target
+TOL_LOST=${TOL_LOST:-2}            # /proc/stat idle and driver vs work lost
+TOL_TICKS_PCT=${TOL_TICKS_PCT:-2}  # /proc/stat ticks vs wall time (%)
+TOL_IDLE_PCT=${TOL_IDLE_PCT:-1}    # an idle guest's /proc/stat idle vs wall (%)
+
+# Stress counts (issue 4). pc.scale=P on the kernel command line runs P %
+# of them for a quick look; the test suite runs them in full.
+SCALE=${PC_SCALE:-100}
+STRESS_WRITES=$((1000 * SCALE / 100))   # cur_state writes, from 4 writers
+STRESS_HOTPLUG=$((100 * SCALE / 100))   # offline/online cycles
+STRESS_UNLOADS=$((100 * SCALE / 100))   # rmmod/modprobe cycles
+SOAK_S=$((60 * SCALE / 100))            # seconds at 49 % under mixed load
+
+LOADS=()
+
+# Set on the kernel command line by the host from guest/boots: whether this
+# kernel has the debug options (lockdep, kmemleak), so that their absence
+# is a failure there and a skip elsewhere.
+PC_DEBUG=${PC_DEBUG:-0}
+
+# ---- assertions ----
+
+pass() { ktap_ok "$*"; }
+fail() { ktap_not_ok "$*"; }
+
+# expect DESCRIPTION ACTUAL EXPECTED
+expect() {
+	if [ "$2" = "$3" ]; then pass "$1 ($2)"; else fail "$1: got '$2', want '$3'"; fi
+}
+
+# within DESCRIPTION ACTUAL EXPECTED TOLERANCE (decimals allowed)
+within() {
+	if awk -v a="$2" -v e="$3" -v t="$4" 'BEGIN { d = a - e; if (d < 0) d = -d; exit !(d <= t) }'; then
+		pass "$1 ($2, want $3 +- $4)"
+	else
+		fail "$1: got $2, want $3 +- $4"
+	fi
+}
+
+# ---- guest state readers ----
+
+cdev_dir() {
+	local d type
+	for d in /sys/class/thermal/cooling_device*; do
+		read -r type 2>/dev/null <"$d/type" || continue
+		[ "$type" = "$MODULE" ] && { echo "$d"; return; }
+	done
+}
+
+# PIDs of the injection threads, one "pid cpu" line each, sorted by CPU.
+# (read, not cat: the stress checks call this hundreds of times)
+clamp_threads() {
+	local p comm
+	for p in /proc/[0-9]*; do
+		read -r comm 2>/dev/null <"$p/comm" || continue
+		case "$comm" in
+		kidle_inject/*) echo "${p#/proc/} ${comm#kidle_inject/}" ;;
+		esac
+	done | sort -n -k2
+}
+
+# online CPUs, one per line, from the kernel's range list ("0,2-3")
+online_cpus() {
+	tr ',' '\n' </sys/devices/system/cpu/online |
+		awk -F- '{ last = NF > 1 ? $2 : $1; for (c = $1; c <= last; c++) print c }'
+}
+
+calib_rows() { grep -cE '^[0-9]+	[0-9]+	[0-9]+	[0-9]+$' "$DEBUG_DIR/powerclamp_calib"; }
+
+stat_field() { awk -v k="$1:" '$1 == k { print $2 }' "$DEBUG_DIR/stats"; }
+
+now_ns() { date +%s%N; }
+
+# The busy loops carry a marker in their command line so that the reset
+# can find any a check left behind.
+LOAD_MARK=': pc-load'
+start_loads() {
+	local cpu
+	for ((cpu = 0; cpu < NCPU; cpu++)); do
+		taskset -c "$cpu" bash -c "$LOAD_MARK; while :; do :; done" &
+		LOADS+=($!)
+	done
+}
+
+stop_loads() {
+	((${#LOADS[@]})) && kill "${LOADS[@]}" 2>/dev/null
+	wait 2>/dev/null
+	LOADS=()
+}
+
+set_target() { echo "$1" >"$CDEV/cur_state"; }
+
+# One snapshot, taken by a single awk so that all values are read within a
+# moment of each other even on a busy guest: uptime (s), /proc/stat idle and
+# total ticks, the loads' runtime (ns), and the driver's measured_idle,
+# measured_total and injected_ms (0 when not loaded).
+snapshot() {
+	local files=(/proc/uptime /proc/stat)
+	local pid
+	for pid in "${LOADS[@]}"; do files+=("/proc/$pid/schedstat"); done
+	[ -r "$DEBUG_DIR/stats" ] && files+=("$DEBUG_DIR/stats")
+	awk 'FILENAME == "/proc/uptime" { up = $1 }
+	     FILENAME == "/proc/stat" && $1 == "cpu" {
+		for (i = 2; i <= 9; i++) tot += $i; idle = $5 + $6 }
+	     FILENAME ~ /schedstat$/ { rt += $1 }
+	     $1 == "measured_idle:" { mi = $2 }
+	     $1 == "measured_total:" { mt = $2 }
+	     $1 == "injected_ms:" { inj = $2 }
+	     END { printf "%s %d %d %.0f %.0f %.0f %d\n", up, idle, tot, rt, mi, mt, inj }' \
+		"${files[@]}"
+}
+
+# Measure over SECONDS with the loads running. Prints, in percent of the
+# CPUs' wall time: idle shown by /proc/stat, work the loads lost, ticks
+# /proc/stat accounted, idle the driver measured (from its cumulative
+# counters) and idle the driver injected.
+measure_window() {
+	local a b
+	read -r -a a < <(snapshot)
+	sleep "$1"
+	read -r -a b < <(snapshot)
+	awk -v n="$NCPU" -v u0="${a[0]}" -v u1="${b[0]}" \
+	    -v idle="$((b[1] - a[1]))" -v ticks="$((b[2] - a[2]))" \
+	    -v rt="$((b[3] - a[3]))" -v mi="$((b[4] - a[4]))" \
+	    -v mt="$((b[5] - a[5]))" -v inj="$((b[6] - a[6]))" 'BEGIN {
+		wall = (u1 - u0) * n	# CPU-seconds of wall time
+		printf "%.1f %.1f %.1f %.1f %.1f\n", idle / wall,
+			100 - 100 * rt / 1e9 / wall, ticks / wall,
+			mt ? 100 * mi / mt : -1, inj / 10 / wall
+	}'
+}
+
+
+assert_threads() {
+	local want=$1 pid cpu status policy prio flags bad=0 got
+	got=$(clamp_threads | awk '{ print $2 }' | paste -sd,)
+	expect "one kidle_inject/N per online CPU ($2)" "$got" "$want"
+	while read -r pid cpu; do
+		status=$(grep Cpus_allowed_list "/proc/$pid/status" | awk '{ print $2 }')
+		read -r policy prio flags < <(sed 's/.*) //' "/proc/$pid/stat" |
+			awk '{ print $39, $38, $7 }')
+		if [ "$status" != "$cpu" ] || [ "$policy" != 1 ] || [ "$prio" != 50 ] ||
+			(((flags & 0x8000) != 0)); then
+			fail "kidle_inject/$cpu: cpus=$status policy=$policy rt_prio=$prio flags=$flags"
+			bad=1
+		fi
+	done < <(clamp_threads)
+	((bad)) || pass "threads bound to their CPU, SCHED_FIFO prio 50, freezable"
+}
+
+# trace_powerclamp SECONDS: record the powerclamp events for SECONDS into
+# /tmp/powerclamp.trace, one event per line
+trace_powerclamp() {
+	local t=/sys/kernel/tracing
+	echo >"$t/trace"
+	echo 1 >"$t/events/powerclamp/enable"
+	sleep "$1"
+	echo 0 >"$t/events/powerclamp/enable"
+	grep -E ' powerclamp_(injection|window): ' "$t/trace" >/tmp/powerclamp.trace
+	echo >"$t/trace"
+}
+
+# The powerclamp trace events report what the driver did: every CPU's
+# injections with the planned period and its idle time, and the windows
+# with the target, the measured ratio and the skip decision.
+# write_rejected DESCRIPTION FILE VALUE [ERROR]: the write must fail (with
+# ERROR, default "Invalid argument") and the value stay
+write_rejected() {
+	local before after err want=${4:-Invalid argument}
+	before=$(cat "$2")
+	err=$(printf '%s\n' "$3" 2>&1 >"$2") && { fail "$1: write accepted"; return; }
+	after=$(cat "$2")
+	if [ "${err##*: }" != "$want" ]; then
+		fail "$1: rejected with '${err##*: }', want '$want'"
+	elif [ "$after" = "$before" ]; then
+		pass "$1: rejected (${err##*: }), value still $after"
+	else
+		fail "$1: rejected but value changed $before -> $after"
+	fi
+}
+
+cpu_online() { echo "$2" >"/sys/devices/system/cpu/cpu$1/online"; }
+
+# expect_failure DESCRIPTION STATUS MESSAGE COMMAND...: COMMAND must exit
+# with STATUS and say MESSAGE on stderr
+expect_failure() {
+	local what=$1 status=$2 message=$3 out rc
+	shift 3
+	out=$("$@" 2>&1 >/dev/null)
+	rc=$?
+	if [ "$rc" = "$status" ] && [[ $out == *"$message"* ]]; then
+		pass "$what (exit $rc: $out)"
+	else
+		fail "$what: exit $rc, '$out'; want exit $status and '$message'"
+	fi
+}
+
+# The user space controller (tools/powerclamp-ctl) against a plant model
+# whose temperature follows the guest's busy share: 30 + 60 * busy degrees
+# with a 3 s lag. Holding 66 degrees under full load needs 40 % idle if
+# the CPUs were fully busy without clamping, less as they are not.
+
+# load_runtimes: uptime (s), then each load's runtime (ns), in CPU order
+load_runtimes() {
+	local files=(/proc/uptime) pid
+	for pid in "${LOADS[@]}"; do files+=("/proc/$pid/schedstat"); done
+	awk 'FILENAME == "/proc/uptime" { printf "%s", $1; next } { printf " %s", $1 }
+	     END { print "" }' "${files[@]}"
+}
+
+# load_shares SECONDS: each load's share of wall time (%), in CPU order
+load_shares() {
+	local a b
+	read -r -a a < <(load_runtimes)
+	sleep "$1"
+	read -r -a b < <(load_runtimes)
+	awk -v a="${a[*]}" -v b="${b[*]}" 'BEGIN {
+		n = split(a, x, " "); split(b, y, " ")
+		for (i = 2; i <= n; i++)
+			printf "%.1f ", 100 * (y[i] - x[i]) / 1e9 / (y[1] - x[1])
+		print ""
+	}'
+}
+
+# Clamp CPUs 0 and 2 only: they get threads and lose time, the others keep
+# their throughput; hotplug and the controller stay within the set.
+# ---- CPU lists without forks ----
+
+# Set THREAD_CPUS and ONLINE_CPUS to "0 1 3"-style lists with shell
+# builtins only: a fork costs tens of ms in a TCG guest with KASAN, and the
+# hotplug stress compares them 200 times.
+list_thread_cpus() {
+	local f comm cpus=()
+	for f in /proc/[0-9]*/comm; do
+		read -r comm 2>/dev/null <"$f" || continue
+		[[ $comm == kidle_inject/* ]] && cpus[${comm#kidle_inject/}]=1
+	done
+	THREAD_CPUS=${!cpus[*]}
+}
+
+list_online_cpus() {
+	local f v cpu cpus=()
+	for f in /sys/devices/system/cpu/cpu[0-9]*/online; do
+		read -r v <"$f"
+		cpu=${f%/online}
+		((v)) && cpus[${cpu##*cpu}]=1
+	done
+	ONLINE_CPUS=${!cpus[*]}
+}
+
+# threads_follow_online: the kidle_inject threads match the online CPUs,
+# allowing a hotplug callback up to 2 s to finish.
+threads_follow_online() {
+	local tries
+	for ((tries = 0; tries < 20; tries++)); do
+		list_thread_cpus
+		list_online_cpus
+		[ "$THREAD_CPUS" = "$ONLINE_CPUS" ] && return 0
+		sleep 0.1
+	done
+	ktap_diag "threads on CPUs $THREAD_CPUS, online $ONLINE_CPUS"
+	return 1
+}
+
+# writer N COUNT: COUNT random start/stop/retarget writes (a third stop)
+
+# ---- the reset before every check ----
+
+# The defaults a check starts from, as the module declares them.
+DEFAULT_DURATION=24
+DEFAULT_WINDOW_SIZE=2
+DEFAULT_MAX_IDLE=50
+
+# The reset writes to sysfs as root: refuse to run anywhere but in a test
+# guest booted by run-qemu.sh.
+in_test_guest() { grep -qw 'pc.mode=test' /proc/cmdline 2>/dev/null; }
+
+# reset_state MODULE_WANTED: bring the guest back to where every check
+# starts: no load or controller left running, every CPU online, no pm_test
+# level, and the module loaded (1) at target 0 with every parameter at its
+# default, or not loaded (0). Sets CDEV. On failure it says why on stdout
+# and returns 1.
+reset_state() {
+	local want=$1 f v param value all=0-$((NCPU - 1))
+	if ! in_test_guest; then
+		echo "not in a test guest (no pc.mode=test on the command line)"
+		return 1
+	fi
+	pkill -f "$LOAD_MARK" 2>/dev/null
+	pkill -x pc-plant 2>/dev/null
+	pkill -x powerclamp-ctl 2>/dev/null
+	[ -w /sys/power/pm_test ] && echo none >/sys/power/pm_test
+	for f in /sys/devices/system/cpu/cpu[0-9]*/online; do
+		read -r v <"$f"
+		[ "$v" = 1 ] || echo 1 >"$f" || { echo "${f%/online} does not come online"; return 1; }
+	done
+	if [ "$want" = 0 ]; then
+		if [ -d "/sys/module/$MODULE" ] && ! rmmod "$MODULE"; then
+			echo "rmmod $MODULE failed"
+			return 1
+		fi
+		return 0
+	fi
+	[ -d "/sys/module/$MODULE" ] || modprobe "$MODULE" || { echo "modprobe $MODULE failed"; return 1; }
+	CDEV=$(cdev_dir)
+	[ -n "$CDEV" ] || { echo "no cooling device of type $MODULE"; return 1; }
+	echo 0 >"$CDEV/cur_state" || { echo "cannot set target 0"; return 1; }
+	for v in "duration $DEFAULT_DURATION" "window_size $DEFAULT_WINDOW_SIZE" \
+		"cpumask $all" "max_idle $DEFAULT_MAX_IDLE"; do
+		read -r param value <<<"$v"
+		[ "$(cat "$PARAMS/$param")" = "$value" ] && continue
+		echo "$value" >"$PARAMS/$param" || { echo "cannot reset $param to $value"; return 1; }
+	done
+	CDEV=$(cdev_dir) # max_idle registers the cooling device again
+	list_thread_cpus
+	[ -z "$THREAD_CPUS" ] || { echo "kidle_inject threads left on CPUs $THREAD_CPUS"; return 1; }
+	[ "$(cat "$CDEV/cur_state")" = 0 ] || { echo "cur_state is not 0"; return 1; }
+}

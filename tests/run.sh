@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The host stage of the suite: every tests/selftest-*.sh, each one's KTAP
+# document nested as a subtest of this one. Needs no root and no kernel.
+set -euo pipefail
+TESTS_DIR=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=lib/ktap.sh
+. "$TESTS_DIR/../lib/ktap.sh"
+
+mapfile -t SELFTESTS < <(cd "$TESTS_DIR" && ls -- selftest-*.sh)
+ktap_begin "${#SELFTESTS[@]}"
+for t in "${SELFTESTS[@]}"; do
+	rc=0
+	out=$(bash "$TESTS_DIR/$t" 2>&1) || rc=$?
+	printf '%s\n' "$out" | sed 's/^/    /'
+	if ((rc == 0)); then ktap_ok "${t%.sh}"; else ktap_not_ok "${t%.sh}" "exit $rc"; fi
+done
+ktap_end
+((KTAP_FAILED == 0))
