@@ -75,7 +75,7 @@ STOCK_KERNEL=$STOCK_DIR/vmlinuz
 STOCK_INITRD=$STOCK_DIR/initrd.gz
 
 # The registry of guest boots (guest/boots).
-BOOTS=$REPO_DIR/guest/boots
+BOOTS=${PC_BOOTS:-$REPO_DIR/guest/boots}
 
 # boot_names: the boots, in order
 boot_names() { awk '$1 == "boot" { print $2 }' "$BOOTS"; }
