@@ -147,6 +147,8 @@ plot() {
 main() {
 	mkdir -p "$OUT"
 	: >"$MARKS"
+	"$REPO_DIR/scripts/preflight.sh"
+	take_lock
 	"$REPO_DIR/scripts/install-deps.sh"
 	command -v gnuplot >/dev/null || apt-get install -y -q gnuplot-nox >/dev/null
 	"$REPO_DIR/scripts/prepare-tree.sh"

@@ -60,7 +60,8 @@ check_config() {
 }
 
 build() {
-	stage "build: bzImage + modules (-j$JOBS, ccache)"
+	stage "build: bzImage + modules (-j$JOBS, ccache), $SRC_PACKAGE $(cat "$TREE_DIR/.source-version")"
+	cp "$TREE_DIR/.source-version" "$OBJ_DIR/source-version"
 	local log=$OBJ_DIR.build.log start=$SECONDS
 	if ! with_heartbeat "$log" "${KMAKE[@]}" bzImage modules; then
 		grep -E 'error|Error' "$log" | head -40

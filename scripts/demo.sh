@@ -6,6 +6,8 @@ set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
+"$REPO_DIR/scripts/preflight.sh"
+take_lock
 "$REPO_DIR/scripts/install-deps.sh"
 "$REPO_DIR/scripts/prepare-tree.sh"
 "$REPO_DIR/scripts/build-kernel.sh"

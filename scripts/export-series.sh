@@ -55,8 +55,11 @@ git -C "$WORK/build" -c user.name="${author% <*}" -c user.email="${email%>}" \
 	-o "$OUT" "HEAD~${#PATCHES[@]}"
 letter=$(ls "$OUT"/0000-*.patch)
 # Our subject and text replace format-patch's placeholders; its shortlog and
-# diffstat stay.
-awk -v subject="$subject" -v body="$(sed '1,/^$/d' "$COVER")" '
+# diffstat stay. The text ends with the source the series applies to.
+body="$(sed '1,/^$/d' "$COVER")
+
+base: Debian $SRC_PACKAGE $SRC_VERSION"
+awk -v subject="$subject" -v body="$body" '
 	/\*\*\* SUBJECT HERE \*\*\*/ { sub(/\*\*\* SUBJECT HERE \*\*\*/, subject) }
 	/\*\*\* BLURB HERE \*\*\*/ { print body; next }
 	{ print }' "$letter" >"$letter.new"

@@ -7,6 +7,12 @@ REPO_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # that survives fresh clones (CI clones anew each run).
 CACHE_DIR=${POWERCLAMP_CACHE:-/var/tmp/powerclamp-cache}
 SRC_TARBALL=/usr/src/linux-source-6.1.tar.xz
+SRC_PACKAGE=linux-source-6.1
+# The Debian version of linux-source-6.1 the series was last refreshed
+# against: install-deps.sh installs exactly it, prepare-tree.sh extracts
+# the tree again when the installed one differs, and the build and the
+# exported mails record it. scripts/try-sources.sh tries the others.
+SRC_VERSION=$(cat "$REPO_DIR/source-version")
 TREE_DIR=$CACHE_DIR/linux            # pristine distro source + the quilt series
 ROOTFS_BASE=$CACHE_DIR/rootfs-base   # debootstrap result, made once
 # Two kernels from the one series: "test" with config-fragments/debug.config
@@ -45,6 +51,41 @@ quilt_with() {
 		echo "$series" >"$TREE_DIR/.pc/.quilt_series"
 	fi
 	(cd "$TREE_DIR" && QUILT_PATCHES=$patches QUILT_SERIES=$series quilt "$@")
+}
+
+# installed_version PACKAGE: its installed Debian version, or nothing
+installed_version() {
+	dpkg-query -W -f='${Status} ${Version}\n' "$1" 2>/dev/null |
+		awk '$1 == "install" && $3 == "installed" { print $4 }'
+}
+
+# The host packages the pipeline needs (install-deps.sh installs them).
+HOST_PACKAGES=(
+	quilt ccache make gcc bc bison flex libelf-dev
+	libssl-dev xz-utils cpio kmod perl python3 python3-docutils sparse
+	qemu-system-x86 debootstrap e2fsprogs shellcheck util-linux
+)
+
+# missing_packages: what apt-get must install, one per line; the kernel
+# source as PACKAGE=VERSION when another version (or none) is installed
+missing_packages() {
+	local pkg
+	for pkg in "${HOST_PACKAGES[@]}"; do
+		[ -n "$(installed_version "$pkg")" ] || echo "$pkg"
+	done
+	[ "$(installed_version "$SRC_PACKAGE")" = "$SRC_VERSION" ] ||
+		echo "$SRC_PACKAGE=$SRC_VERSION"
+}
+
+# take_lock: hold the cache for this run, or fail at once if another run
+# holds it (two runs would apply, build and boot in the same tree)
+take_lock() {
+	mkdir -p "$CACHE_DIR"
+	exec 9>>"$CACHE_DIR/.lock"
+	if ! flock -n 9; then
+		die "another run holds $CACHE_DIR (PID $(cat "$CACHE_DIR/.lock.pid" 2>/dev/null || echo unknown)): wait for it, or set POWERCLAMP_CACHE"
+	fi
+	echo "$$" >"$CACHE_DIR/.lock.pid"
 }
 
 die() {

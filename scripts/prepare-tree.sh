@@ -6,6 +6,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 APPLIED=$TREE_DIR/.applied   # copy of the series as it was last pushed
+EXTRACTED=$TREE_DIR/.source-version  # the package version the tree came from
 
 series_changed() {
 	! diff -rq "$APPLIED/patches" "$REPO_DIR/patches" >/dev/null 2>&1 ||
@@ -18,6 +19,7 @@ extract_tree() {
 	rm -rf "$TREE_DIR.tmp"
 	mkdir -p "$TREE_DIR.tmp"
 	tar -xJf "$SRC_TARBALL" -C "$TREE_DIR.tmp" --strip-components=1
+	installed_version "$SRC_PACKAGE" >"$TREE_DIR.tmp/.source-version"
 	mv "$TREE_DIR.tmp" "$TREE_DIR"
 }
 
@@ -52,6 +54,16 @@ push_series() {
 mkdir -p "$CACHE_DIR"
 if [ -d "$TREE_DIR" ] && [ -d "$TREE_DIR/.pc" ] && [ ! -d "$APPLIED" ]; then
 	info "tree holds patches of unknown origin: starting afresh"
+	rm -rf "$TREE_DIR"
+fi
+# A tree extracted from another version of the package than the one
+# installed now is extracted again, so that the tree built is the tree the
+# mails are exported from.
+installed=$(installed_version "$SRC_PACKAGE")
+[ "$installed" = "$SRC_VERSION" ] ||
+	die "$SRC_PACKAGE ${installed:-not installed}, the series wants $SRC_VERSION (run scripts/install-deps.sh)"
+if [ -f "$TREE_DIR/Makefile" ] && [ "$(cat "$EXTRACTED" 2>/dev/null)" != "$installed" ]; then
+	info "tree extracted from $SRC_PACKAGE $(cat "$EXTRACTED" 2>/dev/null || echo '(unknown)'), installed is $installed: extracting again"
 	rm -rf "$TREE_DIR"
 fi
 [ -f "$TREE_DIR/Makefile" ] || extract_tree

@@ -56,6 +56,8 @@ timed() {
 
 mkdir -p "$LOG_DIR"
 echo "# documents this run reports: ${DOCUMENTS[*]}"
+timed preflight "$REPO_DIR/scripts/preflight.sh"
+take_lock
 timed deps "$REPO_DIR/scripts/install-deps.sh"
 timed tree "$REPO_DIR/scripts/prepare-tree.sh"
 timed lint ktap_stage lint "$REPO_DIR/scripts/lint.sh"

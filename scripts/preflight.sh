@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Before anything else in demo.sh and test.sh: root, room in the cache's
+# filesystem, and the package archive when something must come from it.
+# Each failure is one line saying what is wrong; nothing is changed.
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+# Measured: a full run from an empty cache leaves about 14 GiB there (the
+# tree 1.4, three kernel builds 9, ccache 2.5, the rootfs and images 1);
+# a warm run adds at most the images and logs it rewrites.
+NEED_COLD_GIB=20
+NEED_WARM_GIB=3
+
+[ "$(id -u)" = 0 ] || die "preflight: run as root (apt-get, debootstrap and the cache in /var/tmp need it)"
+
+dir=$CACHE_DIR
+while [ ! -d "$dir" ]; do dir=$(dirname "$dir"); done
+if [ -d "$OBJ_DIR" ]; then need=$NEED_WARM_GIB; else need=$NEED_COLD_GIB; fi
+avail=$(($(df -Pk "$dir" | awk 'NR == 2 { print $4 }') / 1024 / 1024))
+((avail >= need)) ||
+	die "preflight: $avail GiB free in the filesystem of $CACHE_DIR, $need GiB needed (set POWERCLAMP_CACHE elsewhere)"
+
+# The archive is needed only when a package is missing or the guest's root
+# file system has not been made yet.
+mapfile -t missing < <(missing_packages)
+if ((${#missing[@]})) || [ ! -d "$ROOTFS_BASE" ]; then
+	timeout 180 apt-get update -qq >/dev/null 2>&1 ||
+		die "preflight: the package archive cannot be reached (apt-get update failed), and ${missing[*]:-the guest root file system} must come from it"
+fi
+info "preflight: root, $avail GiB free (need $need), archive $( ((${#missing[@]})) || [ ! -d "$ROOTFS_BASE" ] && echo reachable || echo 'not needed')"
