@@ -3,12 +3,15 @@
 # missing, lint the series, apply it, build the kernels and the rootfs,
 # prove the harness can fail (tests/run.sh), boot every guest of
 # guest/boots under QEMU and judge what each printed. Ends with the line
-# "N passed, N failed" and exits non-zero on any failure or kernel splat.
+# "N passed, N failed, N skipped" and exits non-zero on any failure or
+# kernel splat.
 #
-# Every result comes from a KTAP document parsed by scripts/ktap-parse.py,
-# never from a producer's own tally. The documents this run owes are listed
-# before anything runs; one that never reports (a stage died first) is a
-# failure.
+# The results of lint, analysis, the host self-tests and every guest come
+# from their KTAP documents, parsed by scripts/ktap-parse.py, never from a
+# producer's own tally; bisect and export are one result each, and each
+# boot adds its console scan and its verdict (scripts/verdict.sh). The
+# documents this run owes are listed before anything runs; one that never
+# reports (a stage died first) is a failure.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
