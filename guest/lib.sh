@@ -148,7 +148,8 @@ measure_window() {
 	}'
 }
 
-
+# assert_threads WANT WHEN: exactly one kidle_inject/N for each CPU in WANT
+# (a comma list), each bound to its CPU, SCHED_FIFO priority 50, freezable
 assert_threads() {
 	local want=$1 pid cpu status policy prio flags bad=0 got
 	got=$(clamp_threads | awk '{ print $2 }' | paste -sd,)
