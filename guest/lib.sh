@@ -309,7 +309,10 @@ reset_state() {
 	pkill -x pc-plant 2>/dev/null
 	pkill -x powerclamp-ctl 2>/dev/null
 	[ -w /sys/power/pm_test ] && echo none >/sys/power/pm_test
+	# (a CPU that cannot go offline has no online file: one vCPU, CPU 0
+	# on AMD)
 	for f in /sys/devices/system/cpu/cpu[0-9]*/online; do
+		[ -e "$f" ] || continue
 		read -r v <"$f"
 		[ "$v" = 1 ] || echo 1 >"$f" || { echo "${f%/online} does not come online"; return 1; }
 	done

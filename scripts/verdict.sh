@@ -66,7 +66,8 @@ boot_once() {
 	PC_KERNEL=$kernel "$RUN_QEMU" --mode test \
 		--smp "$(boot_field "$boot" smp)" --cpu "$(boot_field "$boot" cpu)" \
 		--timeout "$(boot_field "$boot" timeout)" --log "$2" --ktap "$3" \
-		--append "pc.checks=$(boot_checks "$boot") pc.debug=$debug" >&2 || verdict=$?
+		--append "pc.checks=$(boot_checks "$boot") pc.debug=$debug $(boot_field "$boot" append)" \
+		>&2 || verdict=$?
 	echo "$verdict"
 }
 
