@@ -3,8 +3,8 @@
 # pass() never fails, so "cond && pass || fail" is a safe if-then-else here.
 # shellcheck disable=SC2015
 
-# The task freezer with clamping active: the threads are frozen and thawed
-# and carry on at the same target.
+# The task freezer with clamping active: clamping carries on afterwards at
+# the same target.
 check_suspend_freezer() {
 	local mode
 	if grep -qw mem /sys/power/state; then mode=mem; else mode=freeze; fi
@@ -26,11 +26,11 @@ check_suspend_freezer() {
 
 # Every pm_test level with clamping active, the deepest last: from
 # "devices" on the devices are suspended, from "processors" on the non-boot
-# CPUs are taken down, which stops their threads while they are frozen
-# (this hung in cpuhp until the threads could be stopped frozen). Each
-# level must return, and clamping carry on at the same target on every
-# online CPU. A hang here stops the boot, so it has a boot of its own with
-# a short timeout (guest/boots).
+# CPUs are taken down (with the threads still there, which patch 4's PM
+# notifier now stops before the freezer, this hung in cpuhp). Each level
+# must return, and clamping carry on at the same target on every online
+# CPU. A hang here stops the boot, so it has a boot of its own with a short
+# timeout (guest/boots).
 check_suspend_levels() {
 	pm_test_levels mem
 }
