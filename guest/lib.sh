@@ -16,9 +16,20 @@ NCPU=$(nproc --all)
 # Windows are 10 s to keep noise well inside. The driver's own measured
 # ratio is compared only with the work lost (schedstat, an independent
 # reference), never with /proc/stat: both come from get_cpu_idle_time_us().
+#
+# CI then measured more (run of ffc597b): work lost 2.2-2.3 points above
+# idle at targets 40 and 49, and one window at 93.6 % ticks (a vCPU the
+# host did not run misses busy ticks; issue 7's note). The work lost always
+# exceeds the idle by the injection's own cost and never falls short of it,
+# so that difference is held to a one-sided band, LOST_OVER_IDLE_MIN..MAX,
+# not to +-2 around 0. A kernel that loses the forced idle from /proc/stat
+# shows it at 0 instead of the target, and one that drops forced-idle
+# ticks shows 100 minus the target: both still fail these bands.
 TOL_TARGET=${TOL_TARGET:-3}        # /proc/stat idle and work lost vs target
-TOL_LOST=${TOL_LOST:-2}            # /proc/stat idle and driver vs work lost
-TOL_TICKS_PCT=${TOL_TICKS_PCT:-2}  # /proc/stat ticks vs wall time (%)
+LOST_OVER_IDLE_MIN=${LOST_OVER_IDLE_MIN:--1}  # work lost minus idle shown
+LOST_OVER_IDLE_MAX=${LOST_OVER_IDLE_MAX:-4}
+TOL_TICKS_PCT=${TOL_TICKS_PCT:-2}  # /proc/stat ticks vs wall, idle guest (%)
+TOL_TICKS_LOADED=${TOL_TICKS_LOADED:-8}  # the same under load (%)
 # An idle guest is not quite idle under TCG: the check's own snapshots
 # (forks of awk, cat) and the kernel's housekeeping showed as 1.0 and 1.5 %
 # busy in two runs (idle 99.0 and 98.5 %, ticks 99.8 and 99.5 % of wall),
@@ -56,6 +67,20 @@ within() {
 		pass "$1 ($2, want $3 +- $4)"
 	else
 		fail "$1: got $2, want $3 +- $4"
+	fi
+}
+
+# difference A B: A - B to one decimal
+difference() {
+	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f\n", a - b }'
+}
+
+# between DESC VALUE MIN MAX: pass when MIN <= VALUE <= MAX
+between() {
+	if awk -v a="$2" -v lo="$3" -v hi="$4" 'BEGIN { exit !(a >= lo && a <= hi) }'; then
+		pass "$1 ($2, want $3..$4)"
+	else
+		fail "$1: got $2, want $3..$4"
 	fi
 }
 

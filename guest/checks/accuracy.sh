@@ -30,14 +30,16 @@ check_accuracy() {
 		set_target "$target"
 		sleep 3 # let the first windows and the calibration pass
 		read -r idle lost ticks drv inj < <(measure_window 10)
-		clamp_lost=$(awk -v a="$lost" -v b="$base_lost" 'BEGIN { printf "%.1f", a - b }')
+		clamp_lost=$(difference "$lost" "$base_lost")
 		ktap_diag "target $target: /proc/stat idle $idle%, work lost $lost% ($clamp_lost% to the clamp), ticks $ticks% of wall, driver measured $drv%, injected $inj%"
 		ktap_diag "stats: $(paste -sd' ' "$DEBUG_DIR/stats")"
 		within "target $target: /proc/stat idle vs target" "$idle" "$target" "$TOL_TARGET"
 		within "target $target: work lost to the clamp vs target" "$clamp_lost" "$target" "$TOL_TARGET"
-		within "target $target: /proc/stat idle vs work lost to the clamp" "$idle" "$clamp_lost" "$TOL_LOST"
-		within "target $target: /proc/stat ticks (% of wall)" "$ticks" 100 "$TOL_TICKS_PCT"
-		within "target $target: driver's measured ratio vs work lost to the clamp" "$drv" "$clamp_lost" "$TOL_LOST"
+		between "target $target: work lost to the clamp minus /proc/stat idle" \
+			"$(difference "$clamp_lost" "$idle")" "$LOST_OVER_IDLE_MIN" "$LOST_OVER_IDLE_MAX"
+		within "target $target: /proc/stat ticks (% of wall)" "$ticks" 100 "$TOL_TICKS_LOADED"
+		between "target $target: work lost to the clamp minus the driver's measured ratio" \
+			"$(difference "$clamp_lost" "$drv")" "$LOST_OVER_IDLE_MIN" "$LOST_OVER_IDLE_MAX"
 	done
 	set_target 0
 	stop_loads
