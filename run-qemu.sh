@@ -6,6 +6,11 @@
 # usage: run-qemu.sh [--mode test|demo|bench|shell] [--log FILE] [--smp N]
 #                    [--timeout SECONDS] [--append "ARGS"] [--cpu MODEL] [--kvm]
 #                    [--kernel FILE [--initrd FILE]] [--name NAME] [--ktap FILE]
+#                    [--emulator stock|package]
+#
+# --emulator package runs the emulated-package QEMU (scripts/build-emulator.sh,
+# docs/emulator.md) instead of Debian's qemu-system-x86_64; the CPU model then
+# wants pkg-model=on.
 #
 # In test mode the guest also writes its KTAP document to a second serial
 # port, logged to the --ktap file (default: the console log's name with
@@ -25,6 +30,7 @@ KERNEL=""
 INITRD=()
 NAME=powerclamp
 KTAP_LOG=""
+EMULATOR=stock
 while (($#)); do
 	case "$1" in
 	--mode) MODE=$2; shift 2 ;;
@@ -38,6 +44,7 @@ while (($#)); do
 	--initrd) INITRD=(-initrd "$2"); shift 2 ;;
 	--name) NAME=$2; shift 2 ;;  # QEMU's -name, to find its process
 	--ktap) KTAP_LOG=$2; shift 2 ;;
+	--emulator) EMULATOR=$2; shift 2 ;;
 	*) die "unknown argument: $1" ;;
 	esac
 done
@@ -46,18 +53,28 @@ KERNEL=${KERNEL:-$OBJ_DIR/arch/x86/boot/bzImage}
 [ -f "$KERNEL" ] || die "no kernel at $KERNEL (run scripts/build-kernel.sh)"
 [ -f "$IMAGE" ] || die "no rootfs image at $IMAGE (run scripts/build-rootfs.sh)"
 mkdir -p "$(dirname "$LOG")"
+case "$EMULATOR" in
+stock) QEMU_BIN=qemu-system-x86_64 ;;
+package)
+	QEMU_BIN=$EMULATOR_BIN
+	[ -x "$QEMU_BIN" ] || die "no emulated-package QEMU at $QEMU_BIN (run scripts/build-emulator.sh)"
+	;;
+*) die "--emulator must be stock or package, not '$EMULATOR'" ;;
+esac
 
 # q35, not the default i440fx: QEMU gives i440fx an ACPI _PRT method that
 # loops over 128 entries, which the KASAN kernel's AML interpreter took
 # 26-30 s to run under TCG (a soft lockup at boot, then AE_AML_LOOP_TIMEOUT
-# and a disk without its interrupt). q35's _PRT is a static table.
-QEMU=(qemu-system-x86_64
+# and a disk without its interrupt). q35's _PRT is a static table. No VGA
+# no NIC and no parallel port: the guests use none, and the emulated-package QEMU is
+# built without them (emulator/devices.mak).
+QEMU=("$QEMU_BIN"
 	-machine q35 -accel "$ACCEL" -cpu "$CPU_MODEL" -smp "$SMP" -m 2048
 	-name "$NAME" -kernel "$KERNEL" "${INITRD[@]}"
 	-append "console=ttyS0 root=/dev/vda rw rootfstype=ext4 init=/sbin/pc-init panic=-1 pc.mode=$MODE $APPEND"
 	-drive "file=$IMAGE,format=raw,if=virtio,snapshot=on"
 	-device "isa-debug-exit,iobase=0xf4,iosize=0x04"
-	-display none -no-reboot)
+	-display none -vga none -nic none -parallel none -no-reboot)
 
 # The console is the first serial port (ttyS0): added before the KTAP one.
 if [ "$MODE" = shell ]; then
@@ -72,7 +89,7 @@ if [ "$MODE" = test ]; then
 fi
 
 
-stage "qemu: booting ($ACCEL, $CPU_MODEL, $SMP vCPUs, mode $MODE, timeout ${TIMEOUT}s), console in $LOG"
+stage "qemu: booting ($EMULATOR $ACCEL, $CPU_MODEL, $SMP vCPUs, mode $MODE, timeout ${TIMEOUT}s), console in $LOG"
 set +e
 timeout --foreground "$TIMEOUT" "${QEMU[@]}" </dev/null | tee "$LOG"
 status=${PIPESTATUS[0]}

@@ -8,7 +8,9 @@ set -euo pipefail
 
 SUITE=bookworm
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
-INCLUDE=kmod,procps,util-linux,coreutils
+# linux-cpupower brings turbostat, the package C-state and RAPL reader the
+# emulated-package checks hold the emulation to.
+INCLUDE=kmod,procps,util-linux,coreutils,linux-cpupower
 STAGE_DIR=$OBJ_DIR.rootfs-stage
 IMAGE_SIZE=768M
 
@@ -22,7 +24,9 @@ make_base() {
 		die "debootstrap failed"
 	fi
 	rm -rf "$ROOTFS_BASE.tmp/var/cache/apt/archives"/*.deb
+	rm -rf "$ROOTFS_BASE"
 	mv "$ROOTFS_BASE.tmp" "$ROOTFS_BASE"
+	echo "$INCLUDE" >"$ROOTFS_BASE.include"
 }
 
 make_image() {
@@ -51,5 +55,6 @@ make_image() {
 	info "$IMAGE ($(du -sh "$STAGE_DIR" | cut -f1) of files)"
 }
 
-[ -d "$ROOTFS_BASE" ] || make_base
+# Made again when the list of packages changes
+[ "$(cat "$ROOTFS_BASE.include" 2>/dev/null)" = "$INCLUDE" ] || make_base
 make_image

@@ -1,15 +1,32 @@
 #!/usr/bin/env bash
 # Install the host packages the pipeline needs, only when one is missing,
-# and linux-source-6.1 at exactly the version in source-version.
+# and linux-source-6.1 at exactly the version in source-version. Add the
+# deb-src entry that `apt-get source qemu` (scripts/build-emulator.sh)
+# needs, once.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
+
+SRC_LIST=/etc/apt/sources.list.d/powerclamp-src.sources
+need_update=0
+if ! grep -rqs '^Types:.*deb-src\|^deb-src ' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+	stage "deps: adding the Debian deb-src entry ($SRC_LIST) for the qemu source"
+	cat >"$SRC_LIST" <<'SOURCES'
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm bookworm-updates
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SOURCES
+	need_update=1
+fi
 
 stage "deps: checking ${#HOST_PACKAGES[@]} host packages and $SRC_PACKAGE $SRC_VERSION"
 mapfile -t missing < <(missing_packages)
 
 if ((${#missing[@]} == 0)); then
 	info "all present ($SRC_PACKAGE $SRC_VERSION)"
+	((need_update == 0)) || apt-get update -qq
 	exit 0
 fi
 

@@ -26,6 +26,11 @@ bench) OBJ_DIR=$CACHE_DIR/obj-bench ;;
 esac
 IMAGE=$OBJ_DIR.ext4                  # rootfs + modules + guest scripts
 LOG_DIR=${POWERCLAMP_LOGS:-$REPO_DIR/out}
+# The emulated-package QEMU (emulator/, scripts/build-emulator.sh): Debian's
+# qemu source at this version with our series, built beside the kernels.
+EMULATOR_VERSION=$(cat "$REPO_DIR/emulator/source-version")
+EMULATOR_DIR=$CACHE_DIR/emulator
+EMULATOR_BIN=$EMULATOR_DIR/bin/qemu-system-x86_64
 export CCACHE_DIR=${CCACHE_DIR:-$CACHE_DIR/ccache}
 
 # Wall-clock start of the whole command, shared with the scripts it runs.
@@ -64,6 +69,8 @@ HOST_PACKAGES=(
 	quilt ccache make gcc bc bison flex libelf-dev
 	libssl-dev xz-utils cpio kmod perl python3 python3-docutils sparse
 	qemu-system-x86 debootstrap e2fsprogs shellcheck util-linux
+	dpkg-dev ninja-build meson pkg-config libglib2.0-dev libpixman-1-dev
+	libfdt-dev zlib1g-dev
 )
 
 # missing_packages: what apt-get must install, one per line; the kernel

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The emulated-package QEMU's own checks, after scripts/build-emulator.sh:
+# QEMU's checkpatch and a mail header git accepts on every patch of
+# emulator/series, and the unit tests of the power and thermal model
+# (emulator/tests/test-pkg-power.c, built against the patched source).
+# Prints one KTAP document, the unit tests nested as a subtest; exits 1
+# on any failure.
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=lib/ktap.sh
+. "$REPO_DIR/lib/ktap.sh"
+
+SRC_DIR=$EMULATOR_DIR/src
+TESTS=$REPO_DIR/emulator/tests
+[ -d "$SRC_DIR/target/i386" ] || die "no patched qemu source in $SRC_DIR (run scripts/build-emulator.sh)"
+mapfile -t PATCHES < <(grep -v '^\s*\(#\|$\)' "$REPO_DIR/emulator/series")
+
+check_style() {
+	local patch=$1 out
+	if out=$(cd "$SRC_DIR" && ./scripts/checkpatch.pl "$REPO_DIR/emulator/patches/$patch" 2>&1); then
+		ktap_ok "qemu checkpatch: $patch"
+	else
+		ktap_not_ok "qemu checkpatch: $patch"
+		while IFS= read -r l; do ktap_diag "    $l"; done <<<"$out"
+	fi
+}
+
+check_header() {
+	local patch=$1 info author sob
+	info=$(git mailinfo /dev/null /dev/null <"$REPO_DIR/emulator/patches/$patch" 2>&1) || true
+	author=$(sed -n 's/^Author: //p' <<<"$info")
+	sob=$(sed -n 's/^Signed-off-by: \(.*\) <.*/\1/p' "$REPO_DIR/emulator/patches/$patch" | head -n 1) || true
+	if grep -q '^Subject: .\+' <<<"$info" && grep -q '^Date: ' <<<"$info" &&
+		[ -n "$author" ] && [ "$author" = "$sob" ]; then
+		ktap_ok "mail header (From, Date, Subject, Signed-off-by): $patch"
+	else
+		ktap_not_ok "mail header of $patch: author='$author' sign-off='$sob'"
+	fi
+}
+
+# The model's arithmetic on its own, with a stand-in for qemu/osdep.h
+check_unit_tests() {
+	local bin=$EMULATOR_DIR/test-pkg-power out rc=0
+	if ! out=$(gcc -std=gnu11 -Wall -Wextra -Werror -O2 -I "$TESTS/stub" \
+		-I "$SRC_DIR/target/i386" -o "$bin" "$TESTS/test-pkg-power.c" \
+		"$SRC_DIR/target/i386/tcg/sysemu/pkg-power.c" -lm 2>&1); then
+		ktap_not_ok "power and thermal model unit tests" "do not build"
+		while IFS= read -r l; do ktap_diag "    $l"; done <<<"$out"
+		return
+	fi
+	"$bin" | sed 's/^/    /' || rc=${PIPESTATUS[0]}
+	if ((rc == 0)); then
+		ktap_ok "power and thermal model unit tests"
+	else
+		ktap_not_ok "power and thermal model unit tests" "exit $rc"
+	fi
+}
+
+ktap_begin "$((2 * ${#PATCHES[@]} + 1))"
+for patch in "${PATCHES[@]}"; do
+	check_style "$patch"
+	check_header "$patch"
+done
+check_unit_tests
+ktap_end
+((KTAP_FAILED == 0))
