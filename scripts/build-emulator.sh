@@ -21,6 +21,7 @@ CONFIGURE_OPTS=(
 	--target-list=x86_64-softmmu --without-default-features
 	--without-default-devices --with-devices-x86_64=powerclamp
 	--enable-tcg --enable-fdt=system --disable-docs --disable-werror
+	--disable-debug-info
 	--disable-install-blobs --with-git-submodules=ignore --audio-drv-list=
 	--firmwarepath=/usr/share/qemu:/usr/share/seabios:/usr/lib/ipxe/qemu
 	"--cc=ccache gcc"

@@ -22,7 +22,7 @@ set -euo pipefail
 current="start"
 timings=()
 mapfile -t BOOT_LIST < <(boot_names)
-DOCUMENTS=(lint analysis bisect export harness "${BOOT_LIST[@]}")
+DOCUMENTS=(lint analysis bisect export harness emulator "${BOOT_LIST[@]}")
 
 summary() {
 	local t r
@@ -76,6 +76,8 @@ timed bisect single bisect "every patch of the series builds on its own" \
 timed export single export "exported series applies with git am to a pristine tree" \
 	"$REPO_DIR/scripts/export-series.sh"
 timed "kernel build (after bisect)" "$REPO_DIR/scripts/build-kernel.sh"
+timed "emulator build" "$REPO_DIR/scripts/build-emulator.sh"
+timed "emulator checks" ktap_stage emulator "$REPO_DIR/scripts/test-emulator.sh"
 timed rootfs "$REPO_DIR/scripts/build-rootfs.sh"
 timed "kernel build (no debug options)" env PC_KERNEL=bench "$REPO_DIR/scripts/build-kernel.sh"
 timed "rootfs (no debug options)" env PC_KERNEL=bench "$REPO_DIR/scripts/build-rootfs.sh"

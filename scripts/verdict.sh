@@ -64,6 +64,7 @@ boot_once() {
 	kernel=$(boot_field "$boot" kernel)
 	[ "$kernel" = test ] && debug=1
 	PC_KERNEL=$kernel "$RUN_QEMU" --mode test \
+		--emulator "$(boot_field "$boot" emulator)" \
 		--smp "$(boot_field "$boot" smp)" --cpu "$(boot_field "$boot" cpu)" \
 		--timeout "$(boot_field "$boot" timeout)" --log "$2" --ktap "$3" \
 		--append "pc.checks=$(boot_checks "$boot") pc.debug=$debug $(boot_field "$boot" append)" \

@@ -50,6 +50,21 @@ percent_of_tsc() {
 		printf "%.1f\n", 100 * d / (ns * mhz / 1000) }'
 }
 
+# is_number VALUE: VALUE is a decimal number (between/within read anything
+# else as 0, which would pass a "below 1" band)
+is_number() { [[ $1 =~ ^-?[0-9]+(\.[0-9]+)?$ ]]; }
+
+# The model's parameters, as target/i386/cpu.c in the emulator defaults
+# them (the package boot overrides none): milliwatts, degrees C, C/W, s.
+PKG_PC6_MW=2000
+PKG_UNCORE_MW=9000
+PKG_CORE_MW=14000
+PKG_CORE_C6_MW=200
+PKG_AMBIENT_C=35
+PKG_RTH_C_PER_W=0.6
+PKG_TAU_S=4
+PKG_TJMAX_C=100
+
 # The emulation on its own, module at target 0: an idle guest's package
 # and cores sleep, a busy one's do not, and the TSC is invariant.
 check_pkg_counters() {
@@ -63,6 +78,7 @@ check_pkg_counters() {
 	sleep 1
 	read -r -a r < <(residency_window 10)
 	ktap_diag "idle guest: package C6 ${r[0]}%, core C6 ${r[*]:1} (% of TSC)"
+	is_number "${r[0]}" || { fail "residency window gave no figures: ${r[*]}"; return; }
 	between "idle guest: package C6 residency (% of TSC)" "${r[0]}" 95 100.5
 	for ((cpu = 0; cpu < NCPU; cpu++)); do
 		between "idle guest: CPU $cpu core C6 residency (% of TSC)" "${r[cpu + 1]}" 95 100.5
@@ -94,7 +110,177 @@ check_pkg_feedback() {
 	done
 	set_target 0
 	stop_loads
+	expect "feedback source still the MSRs after clamping" "$(stat_field feedback_source)" pkg-cstate-msr
 	m=$(awk '$1 ~ /^[0-9]+$/ && $2 > 0' "$DEBUG_DIR/powerclamp_calib" | wc -l)
 	((m > 0)) && pass "calibration learnt ($m ratios with confidence)" ||
 		fail "calibration table untouched after clamping under load"
+}
+
+# turbostat_pc6 SECONDS [loads]: turbostat's summary Pkg%pc6 over SECONDS
+# (turbostat reads the MSRs and the TSC itself; it shows Pkg%pc6 only when
+# MSR_PKG_CST_CONFIG_CONTROL allows PC6, as on hardware)
+turbostat_pc6() {
+	turbostat --quiet --Summary --show Pkg%pc6 --interval "$1" \
+		--num_iterations 1 2>/tmp/turbostat.err | awk '
+		$1 == "Pkg%pc6" { col = 1; next }
+		col && $1 ~ /^[0-9.]+$/ { v = $1 }
+		END { if (v != "") print v }'
+}
+
+# turbostat, which we did not write, sees the package sleep when the
+# guest is idle and stay awake when every CPU is busy.
+check_pkg_turbostat() {
+	local pc6
+	command -v turbostat >/dev/null || { fail "no turbostat in the guest (linux-cpupower)"; return; }
+	sleep 1
+	pc6=$(turbostat_pc6 10)
+	if ! is_number "$pc6"; then
+		fail "turbostat gave no Pkg%pc6: $(tr '\n' ' ' </tmp/turbostat.err | cut -c1-300)"
+		return
+	fi
+	ktap_diag "turbostat, idle guest: Pkg%pc6 $pc6"
+	between "turbostat: idle guest's Pkg%pc6" "$pc6" 95 100
+	start_loads
+	sleep 1
+	pc6=$(turbostat_pc6 10)
+	stop_loads
+	ktap_diag "turbostat, busy loop on every CPU: Pkg%pc6 $pc6"
+	is_number "$pc6" && between "turbostat: busy guest's Pkg%pc6" "$pc6" 0 1 ||
+		fail "turbostat gave no Pkg%pc6 under load"
+}
+
+# rapl_zone NAME: the powercap folder of the intel-rapl zone called NAME
+rapl_zone() {
+	local z
+	for z in /sys/class/powercap/intel-rapl:*; do
+		[ "$(cat "$z/name" 2>/dev/null)" = "$1" ] && { echo "$z"; return; }
+	done
+}
+
+# energy_window SECONDS: over SECONDS, the package's and the cores'
+# energy as intel_rapl reports it (uJ), the wall time (ns), and the MSR
+# residencies in TSC ticks: "PKG_UJ PP0_UJ NS MHZ PKG_C6 CORE0_C6 ..."
+energy_window() {
+	local pkg pp0 cpu t0 t1 e0 e1 q0 q1 p0 p1 c0=() c1=() out
+	pkg=$(rapl_zone package-0)
+	pp0=$(rapl_zone core)
+	e0=$(cat "$pkg/energy_uj") q0=$(cat "$pp0/energy_uj") t0=$(now_ns)
+	p0=$(msr_read 0 "$MSR_PKG_C6")
+	for ((cpu = 0; cpu < NCPU; cpu++)); do c0+=("$(msr_read "$cpu" "$MSR_CORE_C6")"); done
+	sleep "$1"
+	e1=$(cat "$pkg/energy_uj") q1=$(cat "$pp0/energy_uj") t1=$(now_ns)
+	p1=$(msr_read 0 "$MSR_PKG_C6")
+	for ((cpu = 0; cpu < NCPU; cpu++)); do c1+=("$(msr_read "$cpu" "$MSR_CORE_C6")"); done
+	out="$((e1 - e0)) $((q1 - q0)) $((t1 - t0)) $(tsc_mhz) $((p1 - p0))"
+	for ((cpu = 0; cpu < NCPU; cpu++)); do out+=" $((c1[cpu] - c0[cpu]))"; done
+	echo "$out"
+}
+
+# modelled_watts PKG|PP0 NS MHZ PKG_C6 CORE_C6...: the mean power the model
+# must have drawn over a window with these residencies. In package C6 the
+# package draws PC6 power; otherwise the uncore's, and each core its
+# active power outside its C6 residency and its C6 power inside (less the
+# part of it inside package C6, already in the PC6 figure).
+modelled_watts() {
+	local what=$1 ns=$2 mhz=$3 pc6=$4
+	shift 4
+	awk -v what="$what" -v ns="$ns" -v mhz="$mhz" -v pc6="$pc6" \
+		-v p_pc6="$PKG_PC6_MW" -v p_unc="$PKG_UNCORE_MW" \
+		-v p_core="$PKG_CORE_MW" -v p_c6="$PKG_CORE_C6_MW" -v cores="$*" 'BEGIN {
+		t = ns / 1e9; tpc6 = pc6 / (mhz * 1e6)
+		n = split(cores, c, " ")
+		e = (what == "PKG") ? p_pc6 * tpc6 + p_unc * (t - tpc6) : 0
+		for (i = 1; i <= n; i++) {
+			tc6 = c[i] / (mhz * 1e6)
+			if (what == "PKG")
+				e += p_core * (t - tc6) + p_c6 * (tc6 - tpc6)
+			else
+				e += p_core * (t - tc6) + p_c6 * tc6
+		}
+		printf "%.3f\n", e / t / 1000 }'
+}
+
+# rapl_judge LABEL WINDOW: the package and core power intel_rapl reports
+# within 2 % of what the model draws for the residencies of the window
+rapl_judge() {
+	local label=$1 w got want
+	read -r -a w <<<"$2"
+	for what in PKG PP0; do
+		if [ "$what" = PKG ]; then got=${w[0]}; else got=${w[1]}; fi
+		got=$(awk -v uj="$got" -v ns="${w[2]}" 'BEGIN { printf "%.3f\n", uj * 1000 / ns }')
+		want=$(modelled_watts "$what" "${w[2]}" "${w[3]}" "${w[@]:4}")
+		ktap_diag "$label: intel_rapl $what ${got} W, modelled ${want} W"
+		within "$label: intel_rapl $what power vs the model (W)" "$got" "$want" \
+			"$(awk -v w="$want" 'BEGIN { printf "%.3f\n", w * 0.02 }')"
+	done
+}
+
+# The kernel's intel_rapl finds the package and core domains, and their
+# energy advances at the modelled power, idle and under load.
+check_pkg_rapl() {
+	local pkg w
+	pkg=$(rapl_zone package-0)
+	[ -n "$pkg" ] && pass "intel_rapl: package-0 zone at $pkg" ||
+		{ fail "intel_rapl: no package-0 zone in /sys/class/powercap ($(echo /sys/class/powercap/*))"; return; }
+	[ -n "$(rapl_zone core)" ] && pass "intel_rapl: core (PP0) zone" ||
+		{ fail "intel_rapl: no core zone"; return; }
+	sleep 1
+	w=$(energy_window 10)
+	rapl_judge "idle guest" "$w"
+	start_loads
+	sleep 1
+	w=$(energy_window 10)
+	stop_loads
+	rapl_judge "busy loop on every CPU" "$w"
+}
+
+# thermal_zone TYPE: the thermal zone folder of that type
+thermal_zone() {
+	local z
+	for z in /sys/class/thermal/thermal_zone*; do
+		[ "$(cat "$z/type" 2>/dev/null)" = "$1" ] && { echo "$z"; return; }
+	done
+}
+
+# celsius_of MILLIDEGREES
+celsius_of() { awk -v m="$1" 'BEGIN { printf "%.1f\n", m / 1000 }'; }
+
+# settled_after C0 WATTS SECONDS: the model's temperature SECONDS after it
+# started from C0 at a constant WATTS
+settled_after() {
+	awk -v c0="$1" -v w="$2" -v s="$3" -v amb="$PKG_AMBIENT_C" \
+		-v rth="$PKG_RTH_C_PER_W" -v tau="$PKG_TAU_S" 'BEGIN {
+		eq = amb + w * rth; printf "%.1f\n", eq + (c0 - eq) * exp(-s / tau) }'
+}
+
+# The package sensor as x86_pkg_temp_thermal and coretemp read it: a
+# thermal zone whose temperature rises under load and falls when idle, at
+# the rate the thermal model gives.
+check_pkg_thermal() {
+	local zone hw t_idle t_busy t_cool busy_w want crit
+	zone=$(thermal_zone x86_pkg_temp)
+	[ -n "$zone" ] && pass "x86_pkg_temp thermal zone at $zone" ||
+		{ fail "no x86_pkg_temp thermal zone ($(cat /sys/class/thermal/thermal_zone*/type 2>/dev/null | paste -sd' '))"; return; }
+	hw=$(grep -l '^coretemp$' /sys/class/hwmon/hwmon*/name 2>/dev/null | head -n 1)
+	[ -n "$hw" ] && pass "coretemp bound (${hw%/name})" || fail "coretemp did not bind"
+	if [ -n "$hw" ]; then
+		crit=$(cat "${hw%/name}/temp1_crit" 2>/dev/null)
+		expect "coretemp: TjMax from MSR_IA32_TEMPERATURE_TARGET (m°C)" "$crit" "$((PKG_TJMAX_C * 1000))"
+	fi
+	sleep 12 # three time constants idle: near the idle temperature
+	t_idle=$(celsius_of "$(cat "$zone/temp")")
+	start_loads
+	sleep 12
+	t_busy=$(celsius_of "$(cat "$zone/temp")")
+	stop_loads
+	sleep 12
+	t_cool=$(celsius_of "$(cat "$zone/temp")")
+	busy_w=$(awk -v n="$NCPU" -v u="$PKG_UNCORE_MW" -v c="$PKG_CORE_MW" 'BEGIN { print (u + n * c) / 1000 }')
+	want=$(settled_after "$t_idle" "$busy_w" 12)
+	ktap_diag "package: idle $t_idle C, 12 s busy $t_busy C (model $want C), 12 s idle again $t_cool C"
+	between "idle guest: package near the ambient $PKG_AMBIENT_C C" "$t_idle" "$PKG_AMBIENT_C" "$((PKG_AMBIENT_C + 3))"
+	within "12 s under load: the model's rise from $t_idle C at $busy_w W (C)" "$t_busy" "$want" 2
+	awk -v a="$t_cool" -v b="$t_busy" 'BEGIN { exit !(a < b - 10) }' &&
+		pass "idle again: the package cools ($t_busy -> $t_cool C)" ||
+		fail "idle again: the package did not cool by 10 C ($t_busy -> $t_cool C)"
 }
