@@ -44,7 +44,7 @@ while (($#)); do
 	--initrd) INITRD=(-initrd "$2"); shift 2 ;;
 	--name) NAME=$2; shift 2 ;;  # QEMU's -name, to find its process
 	--ktap) KTAP_LOG=$2; shift 2 ;;
-	--emulator) EMULATOR=$2; shift 2 ;;
+	--emulator) EMULATOR=${2:-stock}; shift 2 ;;
 	*) die "unknown argument: $1" ;;
 	esac
 done

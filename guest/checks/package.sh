@@ -284,3 +284,60 @@ check_pkg_thermal() {
 		pass "idle again: the package cools ($t_busy -> $t_cool C)" ||
 		fail "idle again: the package did not cool by 10 C ($t_busy -> $t_cool C)"
 }
+
+# With two sockets (-smp 2,sockets=2: one vCPU each) every package has its
+# own counter, and the controlling CPU moves to the other package when its
+# CPU goes offline: no window may pair one package's counters with the
+# other's (before the driver kept the package with each sample, the first
+# window after the move subtracted socket 0's count from socket 1's).
+check_pkg_sockets() {
+	local n r0 r1 t0 t1 t=/sys/kernel/tracing bad measured unmeasured
+	n=$(sort -u /sys/devices/system/cpu/cpu*/topology/physical_package_id | wc -l)
+	expect "packages in the guest" "$n" 2
+	((n == 2)) || return
+	# a load on CPU 1 alone: its package stays awake, CPU 0's sleeps
+	taskset -c 1 bash -c "$LOAD_MARK; while :; do :; done" &
+	LOADS+=($!)
+	sleep 1
+	t0=$(now_ns) r0=$(msr_read 0 "$MSR_PKG_C6") r1=$(msr_read 1 "$MSR_PKG_C6")
+	sleep 5
+	r0=$(($(msr_read 0 "$MSR_PKG_C6") - r0)) r1=$(($(msr_read 1 "$MSR_PKG_C6") - r1))
+	t1=$(now_ns)
+	r0=$(percent_of_tsc "$r0" "$((t1 - t0))" "$(tsc_mhz)")
+	r1=$(percent_of_tsc "$r1" "$((t1 - t0))" "$(tsc_mhz)")
+	stop_loads
+	ktap_diag "load on CPU 1 only, 5 s: package 0 C6 $r0 %, package 1 C6 $r1 %"
+	between "package 0 (idle CPU 0) sleeps" "$r0" 90 100.5
+	between "package 1 (busy CPU 1) stays awake" "$r1" 0 2
+
+	start_loads
+	set_target 25
+	sleep 3
+	expect "controlling cpu before the move" "$(stat_field controlling_cpu)" 0
+	echo >"$t/trace"
+	echo 1 >"$t/events/powerclamp/powerclamp_window/enable"
+	sleep 2
+	cpu_online 0 0
+	sleep 1
+	expect "controlling cpu after CPU 0 went offline (package 1)" "$(stat_field controlling_cpu)" 1
+	sleep 3
+	cpu_online 0 1
+	sleep 3
+	echo 0 >"$t/events/powerclamp/powerclamp_window/enable"
+	set_target 0
+	stop_loads
+	grep ' powerclamp_window: ' "$t/trace" >/tmp/window.trace
+	echo >"$t/trace"
+	measured=$(grep -vc 'measured_permille=-1 ' /tmp/window.trace)
+	unmeasured=$(grep -c 'measured_permille=-1 ' /tmp/window.trace)
+	# under full load at 25 %, a measured window is near 250 per mille;
+	# one that mixed the packages reads far off (1000 when it went negative)
+	bad=$(awk '/powerclamp_window/ { for (i = 1; i <= NF; i++)
+		if ($i ~ /^measured_permille=/) { v = substr($i, 19) + 0
+			if (v != -1 && (v < 100 || v > 450)) print v } }' /tmp/window.trace | paste -sd' ')
+	ktap_diag "windows across the move: $measured measured, $unmeasured not paired"
+	((measured >= 10)) && pass "windows measured across the move ($measured)" ||
+		fail "only $measured windows measured across the move"
+	[ -z "$bad" ] && pass "no window mixes the packages' counters (all within 100..450 per mille)" ||
+		fail "windows measured far from the target across the move: $bad"
+}
