@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The emulated-package QEMU's own checks, after scripts/build-emulator.sh:
 # QEMU's checkpatch and a mail header git accepts on every patch of
-# emulator/series, and the unit tests of the power and thermal model
-# (emulator/tests/test-pkg-power.c, built against the patched source).
+# emulator/series, the unit tests of the power and thermal model
+# (emulator/tests/test-pkg-power.c, built against the patched source), and
+# the built binary's handling of the model's parameters.
 # Prints one KTAP document, the unit tests nested as a subtest; exits 1
 # on any failure.
 set -euo pipefail
@@ -57,11 +58,40 @@ check_unit_tests() {
 	fi
 }
 
-ktap_begin "$((2 * ${#PATCHES[@]} + 1))"
+# qemu_start CPU: start the built QEMU with that -cpu, stopped, and quit
+# at once from its monitor; prints what QEMU printed, fails as QEMU does
+qemu_start() {
+	printf 'quit\n' | timeout 60 "$EMULATOR_BIN" -machine q35 -accel tcg \
+		-cpu "$1" -display none -nodefaults -S -monitor stdio 2>&1 |
+		grep -v "TCG doesn't support requested feature"
+	return "${PIPESTATUS[1]}"
+}
+
+# The model starts with its defaults, and a parameter out of range stops
+# QEMU at start with a message naming it.
+check_parameters() {
+	local out rc=0
+	out=$(qemu_start Skylake-Client,pkg-model=on) || rc=$?
+	if ((rc == 0)); then
+		ktap_ok "QEMU starts with pkg-model=on and its defaults"
+	else
+		ktap_not_ok "QEMU starts with pkg-model=on and its defaults" "exit $rc: $out"
+	fi
+	rc=0
+	out=$(qemu_start Skylake-Client,pkg-model=on,pkg-tjmax=200) || rc=$?
+	if ((rc != 0)) && grep -q 'pkg-tjmax must be within 61..127' <<<"$out"; then
+		ktap_ok "pkg-tjmax=200 refused at start, by name"
+	else
+		ktap_not_ok "pkg-tjmax=200 refused at start, by name" "exit $rc: $out"
+	fi
+}
+
+ktap_begin "$((2 * ${#PATCHES[@]} + 3))"
 for patch in "${PATCHES[@]}"; do
 	check_style "$patch"
 	check_header "$patch"
 done
 check_unit_tests
+check_parameters
 ktap_end
 ((KTAP_FAILED == 0))
