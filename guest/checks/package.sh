@@ -254,10 +254,11 @@ settled_after() {
 }
 
 # The package sensor as x86_pkg_temp_thermal and coretemp read it: a
-# thermal zone whose temperature rises under load and falls when idle, at
-# the rate the thermal model gives.
+# thermal zone whose temperature settles where the power intel_rapl shows
+# puts it, rises under load and falls when idle, at the rate the thermal
+# model gives.
 check_pkg_thermal() {
-	local zone hw t_idle t_busy t_cool busy_w want crit
+	local zone hw t_idle t_busy t_cool busy_w want crit e0 ns idle_w idle_want
 	zone=$(thermal_zone x86_pkg_temp)
 	[ -n "$zone" ] && pass "x86_pkg_temp thermal zone at $zone" ||
 		{ fail "no x86_pkg_temp thermal zone ($(cat /sys/class/thermal/thermal_zone*/type 2>/dev/null | paste -sd' '))"; return; }
@@ -267,8 +268,15 @@ check_pkg_thermal() {
 		crit=$(cat "${hw%/name}/temp1_crit" 2>/dev/null)
 		expect "coretemp: TjMax from MSR_IA32_TEMPERATURE_TARGET (m°C)" "$crit" "$((PKG_TJMAX_C * 1000))"
 	fi
-	sleep 12 # three time constants idle: near the idle temperature
+	# three time constants idle: the temperature settles where the mean
+	# power over them (intel_rapl) puts it
+	e0=$(cat "$(rapl_zone package-0)/energy_uj") ns=$(now_ns)
+	sleep 12
 	t_idle=$(celsius_of "$(cat "$zone/temp")")
+	idle_w=$(awk -v e0="$e0" -v e1="$(cat "$(rapl_zone package-0)/energy_uj")" \
+		-v ns="$(($(now_ns) - ns))" 'BEGIN { printf "%.2f\n", (e1 - e0) * 1000 / ns }')
+	idle_want=$(awk -v amb="$PKG_AMBIENT_C" -v rth="$PKG_RTH_C_PER_W" -v w="$idle_w" \
+		'BEGIN { printf "%.1f\n", amb + w * rth }')
 	start_loads
 	sleep 12
 	t_busy=$(celsius_of "$(cat "$zone/temp")")
@@ -278,7 +286,8 @@ check_pkg_thermal() {
 	busy_w=$(awk -v n="$NCPU" -v u="$PKG_UNCORE_MW" -v c="$PKG_CORE_MW" 'BEGIN { print (u + n * c) / 1000 }')
 	want=$(settled_after "$t_idle" "$busy_w" 12)
 	ktap_diag "package: idle $t_idle C, 12 s busy $t_busy C (model $want C), 12 s idle again $t_cool C"
-	between "idle guest: package near the ambient $PKG_AMBIENT_C C" "$t_idle" "$PKG_AMBIENT_C" "$((PKG_AMBIENT_C + 3))"
+	ktap_diag "idle: $idle_w W from intel_rapl settles at $idle_want C"
+	within "idle guest: settled where its $idle_w W put it (C)" "$t_idle" "$idle_want" 2
 	within "12 s under load: the model's rise from $t_idle C at $busy_w W (C)" "$t_busy" "$want" 2
 	awk -v a="$t_cool" -v b="$t_busy" 'BEGIN { exit !(a < b - 10) }' &&
 		pass "idle again: the package cools ($t_busy -> $t_cool C)" ||
