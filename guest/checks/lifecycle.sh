@@ -66,7 +66,10 @@ check_skip_when_idle() {
 	else
 		fail "idle system: $((s1 - s0)) of $((w1 - w0)) windows skipped"
 	fi
-	((i1 - i0 <= NCPU)) && pass "idle system: injections stop ($((i1 - i0)) in 4 s)" ||
+	# At most the one window of skew above: window_size (2) intervals on
+	# every CPU. On the emulated package (feedback from package C6, which
+	# needs every CPU idle at once) the check's own reads can cost one.
+	((i1 - i0 <= 2 * NCPU)) && pass "idle system: injections stop ($((i1 - i0)) in 4 s)" ||
 		fail "idle system: $((i1 - i0)) injections in 4 s"
 }
 
