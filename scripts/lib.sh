@@ -156,3 +156,19 @@ known_stall() {
 	done <"$REPO_DIR/scripts/known-stalls"
 	return 1
 }
+
+# mail_header_problem PATCH_FILE: what git am would not accept in the mail
+# header (From, Date, Subject, a first Signed-off-by matching the author),
+# printed as one line; nothing when it is right. git mailinfo is what
+# git am uses to split a mail into author, subject and message.
+mail_header_problem() {
+	local file=$1 info author sob
+	[ -r "$file" ] || { echo "no such patch: $file"; return; }
+	info=$(git mailinfo /dev/null /dev/null <"$file" 2>&1) || true
+	author=$(sed -n 's/^Author: //p' <<<"$info")
+	sob=$(sed -n 's/^Signed-off-by: \(.*\) <.*/\1/p' "$file" | head -n 1) || true
+	if ! grep -q '^Subject: .\+' <<<"$info" || ! grep -q '^Date: ' <<<"$info" ||
+		[ -z "$author" ] || [ "$author" != "$sob" ]; then
+		echo "author='$author' sign-off='$sob', subject and date present: $(grep -c '^\(Subject: .\+\|Date: \)' <<<"$info")/2"
+	fi
+}

@@ -33,22 +33,13 @@ check_checkpatch() {
 	fi
 }
 
-# git mailinfo is what git am uses to split a mail into author, subject
-# and message; the sign-off must match the author.
 check_header() {
-	local patch=$1 file=$REPO_DIR/patches/$1 info author sob
-	if [ ! -r "$file" ]; then
-		ktap_not_ok "mail header of $patch: no such patch in patches/"
-		return
-	fi
-	info=$(git mailinfo /dev/null /dev/null <"$file" 2>&1) || true
-	author=$(sed -n 's/^Author: //p' <<<"$info")
-	sob=$(sed -n 's/^Signed-off-by: \(.*\) <.*/\1/p' "$file" | head -n 1) || true
-	if grep -q '^Subject: .\+' <<<"$info" && [ -n "$author" ] &&
-		[ "$author" = "$sob" ] && grep -q '^Date: ' <<<"$info"; then
-		ktap_ok "mail header (From, Date, Subject, Signed-off-by): $patch"
+	local problem
+	problem=$(mail_header_problem "$REPO_DIR/patches/$1")
+	if [ -z "$problem" ]; then
+		ktap_ok "mail header (From, Date, Subject, Signed-off-by): $1"
 	else
-		ktap_not_ok "mail header of $patch: author='$author' sign-off='$sob'"
+		ktap_not_ok "mail header of $1: $problem"
 	fi
 }
 

@@ -28,15 +28,12 @@ check_style() {
 }
 
 check_header() {
-	local patch=$1 info author sob
-	info=$(git mailinfo /dev/null /dev/null <"$REPO_DIR/emulator/patches/$patch" 2>&1) || true
-	author=$(sed -n 's/^Author: //p' <<<"$info")
-	sob=$(sed -n 's/^Signed-off-by: \(.*\) <.*/\1/p' "$REPO_DIR/emulator/patches/$patch" | head -n 1) || true
-	if grep -q '^Subject: .\+' <<<"$info" && grep -q '^Date: ' <<<"$info" &&
-		[ -n "$author" ] && [ "$author" = "$sob" ]; then
-		ktap_ok "mail header (From, Date, Subject, Signed-off-by): $patch"
+	local problem
+	problem=$(mail_header_problem "$REPO_DIR/emulator/patches/$1")
+	if [ -z "$problem" ]; then
+		ktap_ok "mail header (From, Date, Subject, Signed-off-by): $1"
 	else
-		ktap_not_ok "mail header of $patch: author='$author' sign-off='$sob'"
+		ktap_not_ok "mail header of $1: $problem"
 	fi
 }
 
