@@ -65,9 +65,9 @@ esac
 # q35, not the default i440fx: QEMU gives i440fx an ACPI _PRT method that
 # loops over 128 entries, which the KASAN kernel's AML interpreter took
 # 26-30 s to run under TCG (a soft lockup at boot, then AE_AML_LOOP_TIMEOUT
-# and a disk without its interrupt). q35's _PRT is a static table. No VGA
-# no NIC and no parallel port: the guests use none, and the emulated-package QEMU is
-# built without them (emulator/devices.mak).
+# and a disk without its interrupt). q35's _PRT is a static table. No VGA,
+# NIC or parallel port: the guests use none, and the emulated-package QEMU
+# is built without them (emulator/devices.mak).
 QEMU=("$QEMU_BIN"
 	-machine q35 -accel "$ACCEL" -cpu "$CPU_MODEL" -smp "$SMP" -m 2048
 	-name "$NAME" -kernel "$KERNEL" "${INITRD[@]}"
