@@ -35,6 +35,8 @@ TOL_TICKS_LOADED=${TOL_TICKS_LOADED:-8}  # the same under load (%)
 # busy in two runs (idle 99.0 and 98.5 %, ticks 99.8 and 99.5 % of wall),
 # so the band is 2 points, not the 1 the issue asked for.
 TOL_IDLE_PCT=${TOL_IDLE_PCT:-2}    # an idle guest's /proc/stat idle vs wall (%)
+# Targets 60..99 with max_idle 100 (the review's defect 2): the issue's 2.
+TOL_HIGH_TARGET=${TOL_HIGH_TARGET:-2}
 
 # Stress counts (issue 4). pc.scale=P on the kernel command line runs P %
 # of them for a quick look; the test suite runs them in full.

@@ -48,3 +48,51 @@ check_accuracy() {
 		fail "calibration table untouched after clamping under load"
 }
 
+
+# High targets (the review's defect 2): with max_idle at its limit, 85,
+# each target from 60 up must be reached, as /proc/stat's idle and the
+# loads' lost work show it, and a higher target must never give less
+# idle. Approached from below, so no neighbour is confident and no
+# compensation is added: what is measured is the interval plan itself.
+# (Before the fix 85, 90 and 99 gave 77, 61 and 50 %. Above 85, RT
+# throttling stops the SCHED_FIFO threads: 95 gave 91 %, 99 gave 70 %,
+# and 90 logged "RT throttling activated" in 2 runs of 3, so max_idle
+# stops at 85; the console scan fails the boot on that message.)
+# run time of the kidle_inject threads (ns), forced idle included
+thread_runtime_ns() {
+	local pid _ rt sum=0
+	while read -r pid _; do
+		read -r rt _ <"/proc/$pid/schedstat" && sum=$((sum + rt))
+	done < <(clamp_threads)
+	echo "$sum"
+}
+
+check_high_targets() {
+	local target idle lost ticks drv inj base_lost clamp_lost prev=0 t0 t1 w0 w1
+	echo 85 >"$PARAMS/max_idle"
+	CDEV=$(cdev_dir) # max_idle registers the cooling device again
+	expect "max_idle 85: max_state" "$(cat "$CDEV/max_state")" 85
+	start_loads
+	sleep 1
+	read -r _ base_lost _ _ _ < <(measure_window 6)
+	ktap_diag "unclamped: the loads lose $base_lost% of wall time"
+	for target in 60 70 75 80 85; do
+		set_target "$target"
+		sleep 3
+		t0=$(thread_runtime_ns) w0=$(now_ns)
+		read -r idle lost ticks drv inj < <(measure_window 8)
+		t1=$(thread_runtime_ns) w1=$(now_ns)
+		clamp_lost=$(difference "$lost" "$base_lost")
+		ktap_diag "target $target: /proc/stat idle $idle%, work lost $lost% ($clamp_lost% to the clamp), ticks $ticks% of wall, driver measured $drv%, injected $inj%"
+		ktap_diag "target $target: the injecting threads ran $(awk -v t="$((t1 - t0))" -v w="$(((w1 - w0) * NCPU))" 'BEGIN { printf "%.1f", 100 * t / w }')% of wall (RT throttling stops them near 95; read between periods, so +-3)"
+		ktap_diag "stats: $(paste -sd' ' "$DEBUG_DIR/stats")"
+		within "high target $target: /proc/stat idle vs target" "$idle" "$target" "$TOL_HIGH_TARGET"
+		within "high target $target: work lost to the clamp vs target" "$clamp_lost" "$target" "$TOL_HIGH_TARGET"
+		awk -v a="$idle" -v b="$prev" 'BEGIN { exit !(a >= b) }' &&
+			pass "high target $target: idle $idle% not below the previous target's $prev%" ||
+			fail "high target $target: idle $idle% below the previous target's $prev%"
+		prev=$idle
+	done
+	set_target 0
+	stop_loads
+}

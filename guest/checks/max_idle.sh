@@ -6,7 +6,7 @@
 check_max_idle() {
 	local v cdev_before=$CDEV lost
 	expect "max_idle default" "$(cat "$PARAMS/max_idle")" 50
-	for v in "" 0 101 abc -1 5abc 0x10; do
+	for v in "" 0 86 101 abc -1 5abc 0x10; do
 		write_rejected "max_idle <- '$v'" "$PARAMS/max_idle" "$v"
 	done
 	set_target 10
