@@ -70,3 +70,21 @@ check_unprivileged() {
 	done
 }
 
+
+# The calibration learnt at one duration does not hold at another (the
+# share of each period lost to its own cost changes with the period): a
+# new duration forgets it (the review's defect 4).
+check_duration_calibration() {
+	local learnt
+	start_loads
+	set_target 25
+	sleep 6
+	set_target 0
+	stop_loads
+	learnt=$(awk '$1 ~ /^[0-9]+$/ && $2 > 0' "$DEBUG_DIR/powerclamp_calib" | wc -l)
+	((learnt > 0)) && pass "duration_calibration: $learnt ratios learnt at 25 % under load, kept after stopping" ||
+		fail "duration_calibration: nothing learnt at 25 % under load"
+	echo 20 >"$PARAMS/duration"
+	learnt=$(awk '$1 ~ /^[0-9]+$/ && ($2 > 0 || $3 > 0 || $4 > 0)' "$DEBUG_DIR/powerclamp_calib" | wc -l)
+	expect "duration_calibration: ratios with any calibration after a new duration" "$learnt" 0
+}
