@@ -169,3 +169,51 @@ check_retarget_latency() {
 	done
 	stop_loads
 }
+
+# Skip transitions (the review's defect 3): loads on for 1.5 s and off for
+# 1.5 s at 20 %, so that windows flip between injecting and skipping.
+# Injections are grouped by boundary (starts less than half an interval,
+# 60 ms, apart); at a boundary either every CPU injects or none. A skip
+# decision read by some CPUs before it was written and by others after
+# shows as a boundary where only some CPUs injected.
+check_skip_sync() {
+	local t=/sys/kernel/tracing i flips groups partial
+	set_target 20
+	sleep 1
+	echo global >"$t/trace_clock"
+	echo >"$t/trace"
+	echo 1 >"$t/events/powerclamp/enable"
+	for i in 1 2 3 4 5; do
+		start_loads
+		sleep 1.5
+		stop_loads
+		sleep 1.5
+	done
+	echo 0 >"$t/events/powerclamp/enable"
+	set_target 0
+	flips=$(awk '/ powerclamp_window: / {
+			for (i = 1; i <= NF; i++) if ($i ~ /^skip=/) s = substr($i, 6)
+			if (seen && s != last) f++
+			last = s; seen = 1
+		} END { print f + 0 }' "$t/trace")
+	# each injection's start (its event's time less its planned length)
+	read -r groups partial < <(awk '/ powerclamp_injection: / {
+			for (i = 1; i <= NF; i++) {
+				if ($i ~ /^[0-9]+\.[0-9]+:$/) ts = $i + 0
+				if ($i ~ /^cpu=/) cpu = substr($i, 5)
+				if ($i ~ /^planned_us=/) p = substr($i, 12) / 1e6
+			}
+			print ts - p, cpu
+		}' "$t/trace" | sort -n | awk -v n="$NCPU" '
+		function close_group() { if (g && c < n) partial++; delete seen; c = 0 }
+		{ if (!g || $1 - first > 0.060) { close_group(); g++; first = $1 }
+		  if (!($2 in seen)) { seen[$2] = 1; c++ } }
+		END { close_group(); printf "%d %d\n", g, partial }')
+	echo >"$t/trace"
+	ktap_diag "skip_sync: $flips skip decisions changed; $groups boundaries with injections, $partial of them on only some CPUs"
+	((flips >= 4)) && pass "skip_sync: the load pattern flipped the skip decision $flips times" ||
+		fail "skip_sync: only $flips skip flips, the check saw too few transitions"
+	((groups >= 10)) && pass "skip_sync: $groups boundaries with injections" ||
+		fail "skip_sync: only $groups boundaries with injections"
+	between "skip_sync: boundaries where only some CPUs injected" "$partial" 0 1
+}
