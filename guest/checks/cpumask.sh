@@ -67,6 +67,7 @@ check_isolated_cpus() {
 	alone=$(dmesg | grep -c 'isolated CPUs 1 left alone')
 	rmmod "$MODULE" && modprobe "$MODULE" || { fail "isolated_cpus: module reload failed"; return; }
 	CDEV=$(cdev_dir)
+	expect "cooling device back after the reload" "$(cat "$CDEV/type")" "$MODULE"
 	expect "default cpumask: the housekeeping CPUs" "$(cat "$PARAMS/cpumask")" 0
 	expect "log lines naming isolated CPU 1 left alone, after a reload" \
 		"$(dmesg | grep -c 'isolated CPUs 1 left alone')" "$((alone + 1))"

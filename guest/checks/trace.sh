@@ -177,13 +177,13 @@ check_retarget_latency() {
 # decision read by some CPUs before it was written and by others after
 # shows as a boundary where only some CPUs injected.
 check_skip_sync() {
-	local t=/sys/kernel/tracing i flips groups partial
+	local t=/sys/kernel/tracing flips groups partial
 	set_target 20
 	sleep 1
 	echo global >"$t/trace_clock"
 	echo >"$t/trace"
 	echo 1 >"$t/events/powerclamp/enable"
-	for i in 1 2 3 4 5; do
+	for _ in 1 2 3 4 5; do
 		start_loads
 		sleep 1.5
 		stop_loads
