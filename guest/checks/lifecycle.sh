@@ -60,8 +60,14 @@ check_skip_when_idle() {
 	set_target 0
 	# The counters are read one after the other: allow one window of skew,
 	# out of at least five (a window is two 96 ms intervals at 25 %, so 4 s
-	# hold about 20): one skipped window proves nothing.
-	if ((w1 - w0 >= 5 && s1 - s0 >= w1 - w0 - 1)); then
+	# hold about 20): one skipped window proves nothing. On the emulated
+	# package (feedback from package C6, which needs every CPU idle at
+	# once) the check's own reads can wake the package for a window, and
+	# the decision to inject then holds from the next boundary, so its
+	# periods fall into two windows: 21 of 23 skipped in 1 boot of 3.
+	local skew=1
+	[ "$(stat_field feedback_source)" = pkg-cstate-msr ] && skew=2
+	if ((w1 - w0 >= 5 && s1 - s0 >= w1 - w0 - skew)); then
 		pass "idle system: every window skipped ($((s1 - s0)) of $((w1 - w0)))"
 	else
 		fail "idle system: $((s1 - s0)) of $((w1 - w0)) windows skipped"
