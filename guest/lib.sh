@@ -36,10 +36,11 @@ TOL_TICKS_LOADED=${TOL_TICKS_LOADED:-8}  # the same under load (%)
 # so the band is 2 points, not the 1 the issue asked for.
 TOL_IDLE_PCT=${TOL_IDLE_PCT:-2}    # an idle guest's /proc/stat idle vs wall (%)
 # Targets 60..85 with max_idle at its limit (the review's defect 2): the
-# issue asked for 2; CI then read 82.2 at 85 in one boot, where 39 periods
-# in 17 s were left out for pending softirqs (ksoftirqd, a CFS task, gets
-# little of the 15 % left beside two busy loops), each a whole 48 ms
-# period on one CPU. 3, as TOL_TARGET; the notes say what would fix it.
+# issue asked for 2. CI read 82.2 at 85 in one boot, where 39 periods in
+# 17 s were left out for pending softirqs; patch 10 now joins the rest of
+# such a period (85.1 after). But the work lost also carries the
+# injection's own cost and the host's noise: 77.9 at 75 in a boot whose
+# ticks came to 97.3 % of wall. 3, as TOL_TARGET.
 TOL_HIGH_TARGET=${TOL_HIGH_TARGET:-3}
 
 # Stress counts (issue 4). pc.scale=P on the kernel command line runs P %
