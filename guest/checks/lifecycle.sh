@@ -72,10 +72,12 @@ check_skip_when_idle() {
 	else
 		fail "idle system: $((s1 - s0)) of $((w1 - w0)) windows skipped"
 	fi
-	# At most the one window of skew above: window_size (2) intervals on
-	# every CPU. On the emulated package (feedback from package C6, which
-	# needs every CPU idle at once) the check's own reads can cost one.
-	((i1 - i0 <= 2 * NCPU)) && pass "idle system: injections stop ($((i1 - i0)) in 4 s)" ||
+	# At most the windows of skew above, each window_size (2) intervals on
+	# every CPU: on the emulated package 6 injections were seen with 22 of
+	# 23 windows skipped, the periods of one decision falling on both sides
+	# of a window end. Clamping an idle system that skips nothing injects
+	# about 80 in 4 s on 2 CPUs (a 96 ms interval at 25 %).
+	((i1 - i0 <= skew * 2 * NCPU)) && pass "idle system: injections stop ($((i1 - i0)) in 4 s)" ||
 		fail "idle system: $((i1 - i0)) injections in 4 s"
 }
 
