@@ -37,7 +37,14 @@ check_accuracy() {
 		within "target $target: work lost to the clamp vs target" "$clamp_lost" "$target" "$TOL_TARGET"
 		between "target $target: work lost to the clamp minus /proc/stat idle" \
 			"$(difference "$clamp_lost" "$idle")" "$LOST_OVER_IDLE_MIN" "$LOST_OVER_IDLE_MAX"
-		within "target $target: /proc/stat ticks (% of wall)" "$ticks" 100 "$TOL_TICKS_LOADED"
+		# A kernel that drops or double-counts the forced-idle ticks moves
+		# them by the target; a host that does not run a vCPU drops busy
+		# ticks too (90.7 % in one CI window at 10, with idle, work lost
+		# and the driver at 9.9, 9.9 and 10.0). Judged where a defect
+		# lands at least TOL_TICKS_LOADED beyond the band: 25, 40, 49.
+		if ((target >= 2 * TOL_TICKS_LOADED)); then
+			within "target $target: /proc/stat ticks (% of wall)" "$ticks" 100 "$TOL_TICKS_LOADED"
+		fi
 		between "target $target: work lost to the clamp minus the driver's measured ratio" \
 			"$(difference "$clamp_lost" "$drv")" "$LOST_OVER_IDLE_MIN" "$LOST_OVER_IDLE_MAX"
 	done
