@@ -338,7 +338,11 @@ check_pkg_sockets() {
 	stop_loads
 	ktap_diag "load on CPU 0 only, 5 s: package 0 C6 $r0 %, package 1 C6 $r1 %"
 	between "package 0 (busy CPU 0) stays awake" "$r0" 0 2
-	between "package 1 (idle CPU 1) sleeps" "$r1" 90 100.5
+	# An idle vCPU under TCG is awake for about a tenth of the time (each
+	# wakeup is emulated slowly): 91.2, 90.6, 90.6 and, on a busier host,
+	# 85.4 % in four CI runs. Counters shared between the sockets would
+	# read the busy package's 0 here.
+	between "package 1 (idle CPU 1) sleeps" "$r1" 75 100.5
 
 	start_loads
 	set_target 25
