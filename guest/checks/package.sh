@@ -82,9 +82,13 @@ check_pkg_counters() {
 	read -r -a r < <(residency_window 10)
 	ktap_diag "idle guest: package C6 ${r[0]}%, core C6 ${r[*]:1} (% of TSC)"
 	is_number "${r[0]}" || { fail "residency window gave no figures: ${r[*]}"; return; }
-	between "idle guest: package C6 residency (% of TSC)" "${r[0]}" 95 100.5
+	# 95.1-96.5 % in five CI runs (the package, cores a little more): an
+	# idle vCPU under TCG is awake for every wakeup's slow emulation, and
+	# pkg_sockets read one at 85.4 % on a busier host. A model that did
+	# not count, or counted the wrong state, reads near 0.
+	between "idle guest: package C6 residency (% of TSC)" "${r[0]}" 85 100.5
 	for ((cpu = 0; cpu < NCPU; cpu++)); do
-		between "idle guest: CPU $cpu core C6 residency (% of TSC)" "${r[cpu + 1]}" 95 100.5
+		between "idle guest: CPU $cpu core C6 residency (% of TSC)" "${r[cpu + 1]}" 85 100.5
 	done
 	start_loads
 	sleep 1
