@@ -15,9 +15,8 @@ FAULT_MAX_LOAD=3000
 # each injected failure off the console (the harness fails a boot on a
 # call trace). 0 if the kernel can inject, 1 otherwise.
 failslab_setup() {
-	[ -w /proc/self/fail-nth ] && [ -d "$FAILSLAB" ] || return 1
-	echo N >"$FAILSLAB/ignore-gfp-wait"
-	echo 0 >"$FAILSLAB/verbose"
+	[ -w /proc/self/fail-nth ] && [ -d "$FAILSLAB" ] &&
+		echo N >"$FAILSLAB/ignore-gfp-wait" && echo 0 >"$FAILSLAB/verbose"
 }
 
 # failnth N ARGS...: run pc-failnth; sets FN_RESULT (0 or -errno) and
@@ -95,8 +94,13 @@ fault_start() {
 		fi
 		[ "$FN_INJECTED" = 1 ] || break
 	done
-	[ -z "$bad" ] && pass "start, the writer's $((n - 1)) allocations failed in turn ($failed writes failed cleanly)" ||
+	if [ -n "$bad" ]; then
 		fail "start, writer's allocation $bad"
+	elif ((n > FAULT_MAX_WRITE || failed == 0)); then
+		fail "start, writer's allocations: $((n - 1)) failed in turn, $failed writes failed"
+	else
+		pass "start, the writer's $((n - 1)) allocations failed in turn ($failed writes failed cleanly)"
+	fi
 
 	for cpu in $(online_cpus); do
 		logged=$(thread_failures_logged "$cpu")
@@ -166,8 +170,9 @@ fault_online() {
 	[ -z "$bad" ] && pass "online while clamping, thread not created: $FN_RESULT, the CPU stayed offline, logged (try $try)" ||
 		fail "online while clamping, thread not created: $bad"
 	echo 1 >"$online"
-	assert_threads_quiet && pass "online while clamping: works after the failure" ||
-		fail "online while clamping after the failure: $(clamp_threads | wc -l) threads"
+	[ "$(cat "$online")" = 1 ] && assert_threads_quiet &&
+		pass "online while clamping: CPU $cpu online with its thread after the failure" ||
+		fail "online while clamping after the failure: CPU $cpu online $(cat "$online"), $(clamp_threads | wc -l) threads"
 	set_target 0
 }
 
