@@ -81,30 +81,34 @@ static int find_kthread(const char *name)
 	return pid;
 }
 
-static void set_fail_nth(int fd, unsigned int n)
+/* arm (@n > 0) or disarm (0) the task behind the open fail-nth @fd */
+static bool set_fail_nth(int fd, unsigned int n)
 {
 	char buf[16];
 	int len = snprintf(buf, sizeof(buf), "%u", n);
 
-	if (pwrite(fd, buf, len, 0) != len)
-		die("fail-nth");
+	return pwrite(fd, buf, len, 0) == len;
 }
 
-static unsigned int get_fail_nth(int fd)
+/* what is left of the count, 0 once the failure was injected; -1 */
+static long get_fail_nth(int fd)
 {
 	char buf[16] = "";
 
 	if (pread(fd, buf, sizeof(buf) - 1, 0) <= 0)
-		die("fail-nth");
-	return strtoul(buf, NULL, 10);
+		return -1;
+	return strtol(buf, NULL, 10);
 }
 
 /* write @value to the open @fd as one write(); 0 or -errno */
 static int write_value(int fd, const char *value)
 {
-	ssize_t len = strlen(value);
+	size_t len = strlen(value);
+	ssize_t done = write(fd, value, len);
 
-	return write(fd, value, len) == len ? 0 : -errno;
+	if (done < 0)
+		return -errno;
+	return (size_t)done == len ? 0 : -EIO;	/* short: not a clean error */
 }
 
 static int usage(void)
@@ -122,8 +126,9 @@ int main(int argc, char **argv)
 	const char *value = "1", *params = "";
 	char path[96], name[32];
 	int nth_fd, fd, ret, pid = -1;
-	unsigned int n, left;
+	unsigned int n;
 	bool load = false;
+	long left;
 
 	if (argc < 4)
 		return usage();
@@ -164,14 +169,19 @@ int main(int argc, char **argv)
 		snprintf(path, sizeof(path), "/proc/thread-self/fail-nth");
 	nth_fd = open_or_die(path, O_RDWR);
 
-	set_fail_nth(nth_fd, n);
+	if (!set_fail_nth(nth_fd, n))
+		die("arming fail-nth");
 	if (load)
 		ret = syscall(SYS_finit_module, fd, params, 0) ? -errno : 0;
 	else
 		ret = write_value(fd, value);
+	/* disarm before anything can fail: an armed kthread fails at random */
 	left = get_fail_nth(nth_fd);
-	set_fail_nth(nth_fd, 0);
+	if (!set_fail_nth(nth_fd, 0))
+		die("disarming fail-nth");
+	if (left < 0)
+		die("reading fail-nth");
 
-	printf("result=%d injected=%d left=%u\n", ret, left == 0, left);
+	printf("result=%d injected=%d left=%ld\n", ret, left == 0, left);
 	return 0;
 }
