@@ -9,7 +9,8 @@ DEBUG_DIR=/sys/kernel/debug/intel_powerclamp
 PARAMS=/sys/module/$MODULE/parameters
 NCPU=$(nproc --all)
 # Tolerances, in percentage points (issue 8's are the 2s). Measured over 6
-# boots with patches 10-11 on an otherwise idle 2-core host, kernel without
+# boots with whole-jiffy periods and the overrun trim (then patches 10-11,
+# now in patch 4) on an otherwise idle 2-core host, kernel without
 # debug options (README): idle within 0.4 of target, work lost to the clamp
 # within 1.2, ticks 99.2-100.2 % of wall, work lost 0.4-1.5 points above
 # idle shown (the injection's own busy time, ~0.5 ms a period under TCG).
