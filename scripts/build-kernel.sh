@@ -9,9 +9,10 @@ JOBS=${JOBS:-$(nproc)}
 KMAKE=(make -C "$TREE_DIR" O="$OBJ_DIR" CC="ccache gcc" -j"$JOBS")
 FRAGMENTS=()
 for fragment in "$REPO_DIR"/config-fragments/*.config; do
-	[ "$PC_KERNEL" = bench ] && [ "${fragment##*/}" = debug.config ] && continue
+	[ "$PC_KERNEL" != test ] && [ "${fragment##*/}" = debug.config ] && continue
 	FRAGMENTS+=("$fragment")
 done
+[ "$PC_KERNEL" = kcsan ] && FRAGMENTS+=("$REPO_DIR/config-fragments/variants/kcsan.config")
 
 make_config() {
 	stage "config ($PC_KERNEL kernel): tinyconfig + ${FRAGMENTS[*]##*/}"

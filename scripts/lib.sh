@@ -17,12 +17,15 @@ TREE_DIR=$CACHE_DIR/linux            # pristine distro source + the quilt series
 ROOTFS_BASE=$CACHE_DIR/rootfs-base   # debootstrap result, made once
 # Two kernels from the one series: "test" with config-fragments/debug.config
 # (lockdep, KASAN, kmemleak...) for the test suite, "bench" without it for
-# the benchmark's figures. Each has its own build output and image.
+# the benchmark's figures. Each has its own build output and image. A third,
+# "kcsan", has config-fragments/variants/kcsan.config instead of debug.config
+# and serves scripts/kcsan.sh only.
 PC_KERNEL=${PC_KERNEL:-test}
 case "$PC_KERNEL" in
 test) OBJ_DIR=$CACHE_DIR/obj ;;      # kernel build output (make O=)
 bench) OBJ_DIR=$CACHE_DIR/obj-bench ;;
-*) echo "PC_KERNEL must be test or bench, not '$PC_KERNEL'" >&2; exit 1 ;;
+kcsan) OBJ_DIR=$CACHE_DIR/obj-kcsan ;;
+*) echo "PC_KERNEL must be test, bench or kcsan, not '$PC_KERNEL'" >&2; exit 1 ;;
 esac
 IMAGE=$OBJ_DIR.ext4                  # rootfs + modules + guest scripts
 LOG_DIR=${POWERCLAMP_LOGS:-$REPO_DIR/out}
