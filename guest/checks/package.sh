@@ -383,3 +383,96 @@ check_pkg_sockets() {
 	[ -z "$bad" ] && pass "no window mixes the packages' counters (all within 100..450 per mille)" ||
 		fail "windows measured far from the target across the move: $bad"
 }
+
+# msr_write CPU MSR VALUE: WRMSR through /dev/cpu/CPU/msr, the value
+# little-endian; fails when the CPU raised #GP (the msr device's EIO).
+msr_write() {
+	local hex bytes="" i
+	hex=$(printf '%016x' "$3")
+	for ((i = 14; i >= 0; i -= 2)); do bytes+="\\x${hex:i:2}"; done
+	# shellcheck disable=SC2059  # the format is the escaped bytes
+	printf "$bytes" | dd of="/dev/cpu/$1/msr" bs=8 count=1 seek="$2" \
+		oflag=seek_bytes conv=notrunc status=none 2>/dev/null
+}
+
+# Set when a check wrote MSRs: the msr device taints the kernel at every
+# write (TAINT_CPU_OUT_OF_SPEC), and check_health allows it then only.
+# shellcheck disable=SC2034  # read by check_health (health.sh)
+PC_WROTE_MSRS=0
+
+# msr_keeps NAME CPU MSR VALUE: a write of VALUE, all of it defined bits,
+# takes and reads back.
+msr_keeps() {
+	local got
+	if ! msr_write "$2" "$3" "$4"; then
+		fail "$1: a write of defined bits $(printf '%#x' "$4") raised #GP"
+		return
+	fi
+	got=$(msr_read "$2" "$3")
+	expect "$1: reads back what was written" "$(printf '%#x' "$got")" "$(printf '%#x' "$4")"
+}
+
+# msr_refuses NAME CPU MSR VALUE [moves]: a write of VALUE raises #GP and
+# the MSR keeps what it held (a counter keeps counting, from where it
+# was); with "moves", an MSR the model changes by itself (a temperature
+# readout), only the #GP is judged.
+msr_refuses() {
+	local before after
+	before=$(msr_read "$2" "$3")
+	if msr_write "$2" "$3" "$4"; then
+		fail "$1: a write of $(printf '%#x' "$4") was taken, not #GP"
+		return
+	fi
+	after=$(msr_read "$2" "$3")
+	if [ "${5:-}" = moves ]; then
+		pass "$1: write of $(printf '%#x' "$4") #GP"
+	elif [ "$4" = 0 ] && ((before > 0)); then
+		((after >= before)) && pass "$1: write #GP, value kept ($before -> $after)" ||
+			fail "$1: write #GP, but the value fell ($before -> $after)"
+	else
+		((after == before)) && pass "$1: write of $(printf '%#x' "$4") #GP, value kept" ||
+			fail "$1: write #GP, but the value changed ($before -> $after)"
+	fi
+}
+
+# The model's MSRs under writes, as the SDM has them: the counters, units,
+# limits and the locked C-state configuration raise #GP; the thresholds
+# and the power limit keep their defined bits and raise #GP on a reserved
+# one; the thermal status MSRs take their defined bits (clearing log
+# flags the model never sets). Every MSR written is restored.
+check_pkg_msr_writes() {
+	local msr name saved
+	# shellcheck disable=SC2034  # read by check_health (health.sh)
+	PC_WROTE_MSRS=1
+	for name in PKG_C6_RESIDENCY:0x3f9 CORE_C6_RESIDENCY:0x3fd PKG_ENERGY_STATUS:0x611 \
+		PP0_ENERGY_STATUS:0x639 RAPL_POWER_UNIT:0x606 PKG_POWER_INFO:0x614 \
+		TEMPERATURE_TARGET:0x1a2 PKG_CST_CONFIG_CONTROL:0xe2 PLATFORM_INFO:0xce; do
+		msr_refuses "read-only ${name%%:*}" 0 "$((${name#*:}))" 0
+	done
+
+	msr=$((0x1b2)) saved=$(msr_read 0 "$msr")
+	msr_keeps "PACKAGE_THERM_INTERRUPT" 0 "$msr" $((0x00123403))
+	msr_refuses "PACKAGE_THERM_INTERRUPT, reserved bit 3" 0 "$msr" $((0x0012340b))
+	msr_write 0 "$msr" "$saved"
+
+	msr=$((0x19b)) saved=$(msr_read 0 "$msr")
+	msr_keeps "THERM_INTERRUPT" 0 "$msr" $((0x0012341b))
+	msr_refuses "THERM_INTERRUPT, reserved bit 5" 0 "$msr" $((0x0012343b))
+	msr_write 0 "$msr" "$saved"
+
+	msr=$((0x610)) saved=$(msr_read 0 "$msr")
+	if ((saved >> 63)); then
+		ktap_skip "PKG_POWER_LIMIT writes" "locked ($(printf '%#x' "$saved"))"
+	else
+		msr_keeps "PKG_POWER_LIMIT" 0 "$msr" $((0x00dd8078005a8050))
+		msr_refuses "PKG_POWER_LIMIT, reserved bit 24" 0 "$msr" $((0x00dd8078015a8050))
+		msr_write 0 "$msr" "$saved"
+	fi
+
+	msr_write 0 $((0x19c)) 0 && pass "THERM_STATUS: a write of 0 (clearing log flags) taken" ||
+		fail "THERM_STATUS: a write of 0 raised #GP"
+	msr_refuses "THERM_STATUS, reserved bit 23" 0 $((0x19c)) $((0x00800000)) moves
+	msr_write 0 $((0x1b1)) 0 && pass "PACKAGE_THERM_STATUS: a write of 0 taken" ||
+		fail "PACKAGE_THERM_STATUS: a write of 0 raised #GP"
+	msr_refuses "PACKAGE_THERM_STATUS, reserved bit 12" 0 $((0x1b1)) $((0x00001000)) moves
+}
