@@ -25,7 +25,7 @@ check_kmemleak() {
 
 # Taint: only the KUnit test taint (TAINT_TEST, bit 18) may be set, and
 # TAINT_CPU_OUT_OF_SPEC (bit 2) in a boot whose checks wrote MSRs through
-# the msr device, which sets it at every write (PC_WROTE_MSRS,
+# the msr device, which sets it at every write (the PC_WROTE_MSRS file,
 # package.sh). Lockdep switches itself off at its first report
 # (debug_locks 0), and everything after that goes unchecked: it must
 # still be on at the end.
@@ -33,7 +33,7 @@ TAINT_TEST=$((1 << 18))
 TAINT_CPU_OUT_OF_SPEC=$((1 << 2))
 check_health() {
 	local tainted debug_locks allowed=$TAINT_TEST what="the KUnit test taint"
-	if ((${PC_WROTE_MSRS:-0})); then
+	if [ -e "${PC_WROTE_MSRS:-/nonexistent}" ]; then
 		allowed=$((allowed | TAINT_CPU_OUT_OF_SPEC))
 		what+=" and the MSR writes' (CPU out of spec)"
 	fi

@@ -395,17 +395,17 @@ msr_write() {
 		oflag=seek_bytes conv=notrunc status=none 2>/dev/null
 }
 
-# Set when a check wrote MSRs: the msr device taints the kernel at every
+# Made when a check writes MSRs: the msr device taints the kernel at every
 # write (TAINT_CPU_OUT_OF_SPEC), and check_health allows it then only.
-# shellcheck disable=SC2034  # read by check_health (health.sh)
-PC_WROTE_MSRS=0
+# A file, since each check runs in a subshell.
+PC_WROTE_MSRS=/run/powerclamp-wrote-msrs
 
 # msr_keeps NAME CPU MSR VALUE: a write of VALUE, all of it defined bits,
 # takes and reads back.
 msr_keeps() {
 	local got
 	if ! msr_write "$2" "$3" "$4"; then
-		fail "$1: a write of defined bits $(printf '%#x' "$4") raised #GP"
+		fail "$1: a write of defined bits $(printf '%#x' "$4") faulted (GP)"
 		return
 	fi
 	got=$(msr_read "$2" "$3")
@@ -420,18 +420,18 @@ msr_refuses() {
 	local before after
 	before=$(msr_read "$2" "$3")
 	if msr_write "$2" "$3" "$4"; then
-		fail "$1: a write of $(printf '%#x' "$4") was taken, not #GP"
+		fail "$1: a write of $(printf '%#x' "$4") was taken, not a GP fault"
 		return
 	fi
 	after=$(msr_read "$2" "$3")
 	if [ "${5:-}" = moves ]; then
-		pass "$1: write of $(printf '%#x' "$4") #GP"
+		pass "$1: write of $(printf '%#x' "$4") faulted (GP)"
 	elif [ "$4" = 0 ] && ((before > 0)); then
-		((after >= before)) && pass "$1: write #GP, value kept ($before -> $after)" ||
-			fail "$1: write #GP, but the value fell ($before -> $after)"
+		((after >= before)) && pass "$1: write faulted (GP), value kept ($before -> $after)" ||
+			fail "$1: write faulted (GP), but the value fell ($before -> $after)"
 	else
-		((after == before)) && pass "$1: write of $(printf '%#x' "$4") #GP, value kept" ||
-			fail "$1: write #GP, but the value changed ($before -> $after)"
+		((after == before)) && pass "$1: write of $(printf '%#x' "$4") faulted (GP), value kept" ||
+			fail "$1: write faulted (GP), but the value changed ($before -> $after)"
 	fi
 }
 
@@ -442,8 +442,7 @@ msr_refuses() {
 # flags the model never sets). Every MSR written is restored.
 check_pkg_msr_writes() {
 	local msr name saved
-	# shellcheck disable=SC2034  # read by check_health (health.sh)
-	PC_WROTE_MSRS=1
+	: >"$PC_WROTE_MSRS"
 	for name in PKG_C6_RESIDENCY:0x3f9 CORE_C6_RESIDENCY:0x3fd PKG_ENERGY_STATUS:0x611 \
 		PP0_ENERGY_STATUS:0x639 RAPL_POWER_UNIT:0x606 PKG_POWER_INFO:0x614 \
 		TEMPERATURE_TARGET:0x1a2 PKG_CST_CONFIG_CONTROL:0xe2 PLATFORM_INFO:0xce; do
@@ -470,9 +469,9 @@ check_pkg_msr_writes() {
 	fi
 
 	msr_write 0 $((0x19c)) 0 && pass "THERM_STATUS: a write of 0 (clearing log flags) taken" ||
-		fail "THERM_STATUS: a write of 0 raised #GP"
+		fail "THERM_STATUS: a write of 0 faulted (GP)"
 	msr_refuses "THERM_STATUS, reserved bit 23" 0 $((0x19c)) $((0x00800000)) moves
 	msr_write 0 $((0x1b1)) 0 && pass "PACKAGE_THERM_STATUS: a write of 0 taken" ||
-		fail "PACKAGE_THERM_STATUS: a write of 0 raised #GP"
+		fail "PACKAGE_THERM_STATUS: a write of 0 faulted (GP)"
 	msr_refuses "PACKAGE_THERM_STATUS, reserved bit 12" 0 $((0x1b1)) $((0x00001000)) moves
 }
