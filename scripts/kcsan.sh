@@ -25,12 +25,7 @@ SKIP_WATCH=${KCSAN_SKIP_WATCH:-500}
 console=$LOG_DIR/console-kcsan.log
 ktap=$LOG_DIR/ktap-kcsan.log
 
-"$REPO_DIR/scripts/preflight.sh"
-take_lock
-"$REPO_DIR/scripts/install-deps.sh"
-"$REPO_DIR/scripts/prepare-tree.sh"
-"$REPO_DIR/scripts/build-kernel.sh"
-"$REPO_DIR/scripts/build-rootfs.sh"
+set_up_kernel
 
 stage "guest: ${CHECKS[*]} on the KCSAN kernel (4 vCPUs, kcsan.skip_watch=$SKIP_WATCH)"
 checks=${CHECKS[*]}

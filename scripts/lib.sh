@@ -98,6 +98,19 @@ take_lock() {
 	echo "$$" >"$CACHE_DIR/.lock.pid"
 }
 
+# set_up_kernel: everything from a bare machine to a bootable kernel and
+# image of $PC_KERNEL (preflight, lock, host packages, tree, build, rootfs),
+# as the demo and scripts/kcsan.sh need it; the suite times these stages
+# one by one instead.
+set_up_kernel() {
+	"$REPO_DIR/scripts/preflight.sh"
+	take_lock
+	"$REPO_DIR/scripts/install-deps.sh"
+	"$REPO_DIR/scripts/prepare-tree.sh"
+	"$REPO_DIR/scripts/build-kernel.sh"
+	"$REPO_DIR/scripts/build-rootfs.sh"
+}
+
 die() {
 	printf 'ERROR: %s\n' "$*" >&2
 	exit 1
