@@ -9,8 +9,9 @@ set -euo pipefail
 SUITE=bookworm
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 # linux-cpupower brings turbostat, the package C-state and RAPL reader the
-# emulated-package checks hold the emulation to.
-INCLUDE=kmod,procps,util-linux,coreutils,linux-cpupower
+# emulated-package checks hold the emulation to; thermald is the client
+# that closes the thermal loop through the driver there.
+INCLUDE=kmod,procps,util-linux,coreutils,linux-cpupower,thermald
 STAGE_DIR=$OBJ_DIR.rootfs-stage
 IMAGE_SIZE=768M
 
@@ -40,6 +41,8 @@ make_image() {
 	install -m 0755 "$REPO_DIR/guest/run-checks.sh" "$STAGE_DIR/pc/run-checks.sh"
 	install -m 0644 "$REPO_DIR/lib/ktap.sh" "$REPO_DIR/guest/lib.sh" "$STAGE_DIR/pc/"
 	install -m 0644 "$REPO_DIR"/guest/checks/*.sh "$STAGE_DIR/pc/checks/"
+	install -m 0644 "$REPO_DIR/guest/thermald/thermal-conf.xml" \
+		"$STAGE_DIR/etc/thermald/thermal-conf.xml"
 	install -m 0755 "$REPO_DIR/test-rootfs/demo.sh" "$STAGE_DIR/demo.sh"
 	install -m 0755 "$REPO_DIR/bench/guest-bench.sh" "$STAGE_DIR/bench.sh"
 	gcc -static -O2 -Wall -Werror -o "$STAGE_DIR/usr/local/bin/pc-spin" \
