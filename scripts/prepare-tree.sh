@@ -25,13 +25,29 @@ extract_tree() {
 
 # Undo the previous series from quilt's own backups and touch what it
 # restored, so that make rebuilds files whose patch was dropped.
+# pop_all PATCHES SERIES: take every applied patch of that series off, and
+# touch the files they changed, whose restored copies would otherwise be
+# older than the objects built from the patched ones
+pop_all() {
+	local files
+	files=$(quilt_with "$1" "$2" files -a 2>/dev/null | sort -u) || true
+	quilt_with "$1" "$2" pop -a -f -q >/dev/null || true
+	(cd "$TREE_DIR" && for f in $files; do [ -e "$f" ] && touch "$f"; done) || true
+}
+
 pop_old_series() {
 	stage "tree: series changed, popping the previous one"
-	local files
-	files=$(quilt_with "$APPLIED/patches" "$APPLIED/series" files -a 2>/dev/null |
-		sort -u) || true
-	quilt_with "$APPLIED/patches" "$APPLIED/series" pop -a -f -q >/dev/null
-	(cd "$TREE_DIR" && for f in $files; do [ -e "$f" ] && touch "$f"; done) || true
+	pop_all "$APPLIED/patches" "$APPLIED/series"
+	# the tree is pristine now: a failed push must not find the old record
+	rm -rf "$APPLIED"
+}
+
+# back_to_pristine: after a push that stopped part-way, the patches it
+# applied come off again, so that the next run starts from the pristine
+# tree rather than building a partial series
+back_to_pristine() {
+	pop_all "$REPO_DIR/patches" "$REPO_DIR/series"
+	rm -rf "$TREE_DIR/.pc" "$APPLIED"
 }
 
 push_series() {
@@ -40,9 +56,11 @@ push_series() {
 	if ! quilt_with "$REPO_DIR/patches" "$REPO_DIR/series" push -a --fuzz=0 \
 		>"$log" 2>&1; then
 		cat "$log"
+		back_to_pristine
 		die "quilt push failed: a patch does not apply to the pristine tree"
 	fi
 	if grep -E 'offset|fuzz' "$log"; then
+		back_to_pristine
 		die "a patch applied only with an offset or fuzz: refresh it"
 	fi
 	grep '^Applying patch' "$log" | sed 's/^/    /'

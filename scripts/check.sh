@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# The edit-and-check loop: after an edit to a patch, a guest check or a
+# tool, rebuild only what changed and run the named checks in the boot of
+# guest/boots that runs them, with that boot's kernel, vCPUs, CPU model,
+# emulator and command line. Prints each stage's wall time and the verdict;
+# exits with run-qemu.sh's verdict (0 pass, 1 checks failed, 2 crashed,
+# hung or a kernel splat on the console).
+#
+# usage: scripts/check.sh CHECK[,CHECK...] [KERNEL-ARG...]
+#   e.g. scripts/check.sh device
+#        scripts/check.sh stress_hotplug,kmemleak,health pc.scale=10
+#
+# The checks must all belong to one boot. Needs a machine the suite has set
+# up once (scripts/install-deps.sh ran, the cache filled); it takes the
+# cache's lock like the README's commands.
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+[ -n "${1:-}" ] || die "usage: $0 CHECK[,CHECK...] [KERNEL-ARG...]"
+CHECKS=$1
+shift
+
+# boot_of CHECK: the first boot of guest/boots that runs CHECK
+boot_of() {
+	local boot
+	for boot in $(boot_names); do
+		case ",$(boot_checks "$boot")," in
+		*",$1,"*) echo "$boot"; return ;;
+		esac
+	done
+}
+
+BOOT=
+IFS=, read -r -a names <<<"$CHECKS"
+for name in "${names[@]}"; do
+	b=$(boot_of "$name")
+	[ -n "$b" ] || die "no boot in guest/boots runs a check named '$name'"
+	[ -z "$BOOT" ] || [ "$b" = "$BOOT" ] || [ "$name" = kmemleak ] ||
+		[ "$name" = health ] ||
+		die "'$name' runs in boot $b, '${names[0]}' in $BOOT: name checks of one boot"
+	[ -n "$BOOT" ] || BOOT=$b
+done
+
+KERNEL=$(boot_field "$BOOT" kernel)
+EMULATOR=$(boot_field "$BOOT" emulator)
+DEBUG=0
+[ "$KERNEL" = test ] && DEBUG=1
+export PC_KERNEL=$KERNEL
+
+declare -a TIMES=()
+# timed NAME COMMAND...: run COMMAND, remember how long it took
+timed() {
+	local name=$1 start=$SECONDS
+	shift
+	"$@"
+	TIMES+=("$name $((SECONDS - start)) s")
+}
+
+take_lock
+START=$SECONDS
+timed tree "$REPO_DIR/scripts/prepare-tree.sh"
+timed "kernel ($KERNEL)" "$REPO_DIR/scripts/build-kernel.sh"
+if [ "$EMULATOR" = package ]; then
+	timed emulator "$REPO_DIR/scripts/build-emulator.sh"
+fi
+timed rootfs "$REPO_DIR/scripts/build-rootfs.sh"
+
+CONSOLE=$LOG_DIR/console-check.log
+verdict=0
+stage "guest: boot $BOOT, checks $CHECKS"
+timed guest "$REPO_DIR/run-qemu.sh" --mode test --emulator "${EMULATOR:-stock}" \
+	--smp "$(boot_field "$BOOT" smp)" --cpu "$(boot_field "$BOOT" cpu)" \
+	--timeout "$(boot_field "$BOOT" timeout)" --log "$CONSOLE" \
+	--append "pc.checks=$CHECKS pc.debug=$DEBUG $(boot_field "$BOOT" append) $*" ||
+	verdict=$?
+
+echo
+printf '    %s\n' "${TIMES[@]}"
+python3 "$REPO_DIR/scripts/ktap-parse.py" --name "$BOOT" --expect "$CHECKS" \
+	"$LOG_DIR/ktap-check.log" | tail -n 1 || true
+echo "check.sh: $CHECKS in boot $BOOT: verdict $verdict in $((SECONDS - START)) s (console $CONSOLE)"
+exit "$verdict"
