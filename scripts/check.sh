@@ -49,12 +49,14 @@ DEBUG=0
 export PC_KERNEL=$KERNEL
 
 declare -a TIMES=()
-# timed NAME COMMAND...: run COMMAND, remember how long it took
+# timed NAME COMMAND...: run COMMAND, remember how long it took; returns
+# COMMAND's status
 timed() {
-	local name=$1 start=$SECONDS
+	local name=$1 start=$SECONDS status=0
 	shift
-	"$@"
+	"$@" || status=$?
 	TIMES+=("$name $((SECONDS - start)) s")
+	return "$status"
 }
 
 take_lock
