@@ -76,26 +76,36 @@ HOST_PACKAGES=(
 	libfdt-dev zlib1g-dev
 )
 
+# Debian's kernel configurations, of the same version as the source
+# (scripts/w1-debian.sh compiles the series under config.amd64_none_amd64)
+CONFIG_PACKAGE=linux-config-6.1
+
 # missing_packages: what apt-get must install, one per line; the kernel
-# source as PACKAGE=VERSION when another version (or none) is installed
+# source and configurations as PACKAGE=VERSION when another version (or
+# none) is installed
 missing_packages() {
 	local pkg
 	for pkg in "${HOST_PACKAGES[@]}"; do
 		[ -n "$(installed_version "$pkg")" ] || echo "$pkg"
 	done
-	[ "$(installed_version "$SRC_PACKAGE")" = "$SRC_VERSION" ] ||
-		echo "$SRC_PACKAGE=$SRC_VERSION"
+	for pkg in "$SRC_PACKAGE" "$CONFIG_PACKAGE"; do
+		[ "$(installed_version "$pkg")" = "$SRC_VERSION" ] ||
+			echo "$pkg=$SRC_VERSION"
+	done
 }
 
 # take_lock: hold the cache for this run, or fail at once if another run
 # holds it (two runs would apply, build and boot in the same tree)
 take_lock() {
+	# a script the holder runs (test.sh runs w1-debian.sh) shares its lock
+	[ "${PC_LOCK_HOLDER:-}" = "$PPID" ] && return
 	mkdir -p "$CACHE_DIR"
 	exec 9>>"$CACHE_DIR/.lock"
 	if ! flock -n 9; then
 		die "another run holds $CACHE_DIR (PID $(cat "$CACHE_DIR/.lock.pid" 2>/dev/null || echo unknown)): wait for it, or set POWERCLAMP_CACHE"
 	fi
 	echo "$$" >"$CACHE_DIR/.lock.pid"
+	export PC_LOCK_HOLDER=$$
 }
 
 # set_up_kernel: everything from a bare machine to a bootable kernel and

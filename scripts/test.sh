@@ -22,7 +22,7 @@ set -euo pipefail
 current="start"
 timings=()
 mapfile -t BOOT_LIST < <(boot_names)
-DOCUMENTS=(lint analysis bisect export harness emulator "${BOOT_LIST[@]}")
+DOCUMENTS=(lint analysis w1-debian bisect export harness emulator "${BOOT_LIST[@]}")
 
 summary() {
 	local t r
@@ -67,6 +67,9 @@ timed lint ktap_stage lint "$REPO_DIR/scripts/lint.sh"
 timed "harness self-tests" ktap_stage harness "$REPO_DIR/tests/run.sh"
 timed "kernel build" "$REPO_DIR/scripts/build-kernel.sh"
 timed "driver analysis" ktap_stage analysis "$REPO_DIR/scripts/analyze-driver.sh"
+timed "W=1, Debian's config" single w1-debian \
+	"the series' objects compile without a W=1 warning under Debian's config" \
+	"$REPO_DIR/scripts/w1-debian.sh"
 
 # Series-level checks that need the built config: each patch builds on its
 # own, and the exported mails apply with git am. Bisecting re-applies the
