@@ -12,7 +12,9 @@ for fragment in "$REPO_DIR"/config-fragments/*.config; do
 	[ "$PC_KERNEL" != test ] && [ "${fragment##*/}" = debug.config ] && continue
 	FRAGMENTS+=("$fragment")
 done
-[ "$PC_KERNEL" = kcsan ] && FRAGMENTS+=("$REPO_DIR/config-fragments/variants/kcsan.config")
+case "$PC_KERNEL" in
+kcsan | debian) FRAGMENTS+=("$REPO_DIR/config-fragments/variants/$PC_KERNEL.config") ;;
+esac
 
 make_config() {
 	stage "config ($PC_KERNEL kernel): tinyconfig + ${FRAGMENTS[*]##*/}"
@@ -32,6 +34,16 @@ make_config() {
 		cp "$new" "$OBJ_DIR/.config"
 		info "config updated"
 	fi
+}
+
+# requested_lines: each symbol's CONFIG_X=v or '# CONFIG_X is not set' line
+# from the last fragment that names it (merge_config.sh lets a later
+# fragment override an earlier one, as the variants do base.config)
+requested_lines() {
+	awk '/^CONFIG_[A-Za-z0-9_]+=/ { sym = $0; sub(/=.*/, "", sym) }
+	     /^# CONFIG_[A-Za-z0-9_]+ is not set$/ { sym = $2 }
+	     sym != "" { if (!(sym in line)) order[n++] = sym; line[sym] = $0; sym = "" }
+	     END { for (i = 0; i < n; i++) print line[order[i]] }' "${FRAGMENTS[@]}"
 }
 
 # Every CONFIG_X=v and '# CONFIG_X is not set' line of the fragments must be
@@ -55,7 +67,7 @@ check_config() {
 			fi
 			;;
 		esac
-	done < <(cat "${FRAGMENTS[@]}")
+	done < <(requested_lines)
 	((bad == 0)) || die "requested config options did not survive the merge"
 	info "all requested options present"
 }

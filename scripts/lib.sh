@@ -19,13 +19,16 @@ ROOTFS_BASE=$CACHE_DIR/rootfs-base   # debootstrap result, made once
 # (lockdep, KASAN, kmemleak...) for the test suite, "bench" without it for
 # the benchmark's figures. Each has its own build output and image. A third,
 # "kcsan", has config-fragments/variants/kcsan.config instead of debug.config
-# and serves scripts/kcsan.sh only.
+# and serves scripts/kcsan.sh only; a fourth, "debian", adds
+# config-fragments/variants/debian.config (Debian's timekeeping, accounting,
+# preemption and RCU options) to bench's and serves scripts/debian-variant.sh.
 PC_KERNEL=${PC_KERNEL:-test}
 case "$PC_KERNEL" in
 test) OBJ_DIR=$CACHE_DIR/obj ;;      # kernel build output (make O=)
 bench) OBJ_DIR=$CACHE_DIR/obj-bench ;;
 kcsan) OBJ_DIR=$CACHE_DIR/obj-kcsan ;;
-*) echo "PC_KERNEL must be test, bench or kcsan, not '$PC_KERNEL'" >&2; exit 1 ;;
+debian) OBJ_DIR=$CACHE_DIR/obj-debian ;;
+*) echo "PC_KERNEL must be test, bench, kcsan or debian, not '$PC_KERNEL'" >&2; exit 1 ;;
 esac
 IMAGE=$OBJ_DIR.ext4                  # rootfs + modules + guest scripts
 LOG_DIR=${POWERCLAMP_LOGS:-$REPO_DIR/out}

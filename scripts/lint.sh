@@ -23,7 +23,11 @@ series_patches() { grep -v '^\s*\(#\|$\)' "$REPO_DIR/series" || (($? == 1)); }
 
 check_checkpatch() {
 	local patch=$1 out
+	# The tree is the distro's tarball, without git history: checkpatch
+	# then reports every "Fixes:" id as unknown (git_commit_info() has
+	# nothing to look it up in), so that one message type is left out.
 	out=$(cd "$TREE_DIR" && ./scripts/checkpatch.pl --strict --quiet \
+		--ignore UNKNOWN_COMMIT_ID \
 		"$REPO_DIR/patches/$patch" 2>&1) || true
 	if [ -z "$out" ]; then
 		ktap_ok "checkpatch --strict: $patch"
