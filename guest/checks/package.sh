@@ -418,7 +418,7 @@ check_pkg_thermald() {
 # other's (before the driver kept the package with each sample, the first
 # window after the move subtracted socket 0's count from socket 1's).
 check_pkg_sockets() {
-	local n r0 r1 t0 t1 t=/sys/kernel/tracing bad measured unmeasured
+	local n r0 r1 t0 t1 t=/sys/kernel/tracing bad low measured unmeasured
 	n=$(sort -u /sys/devices/system/cpu/cpu*/topology/physical_package_id | wc -l)
 	expect "packages in the guest" "$n" 2
 	((n == 2)) || return
@@ -464,16 +464,27 @@ check_pkg_sockets() {
 	echo >"$t/trace"
 	measured=$(grep -vc 'measured_permille=-1 ' /tmp/window.trace)
 	unmeasured=$(grep -c 'measured_permille=-1 ' /tmp/window.trace)
-	# under full load at 25 %, a measured window is near 250 per mille;
-	# one that mixed the packages reads far off (1000 when it went negative)
-	bad=$(awk '/powerclamp_window/ { for (i = 1; i <= NF; i++)
-		if ($i ~ /^measured_permille=/) { v = substr($i, 19) + 0
-			if (v != -1 && (v < 100 || v > 450)) print v } }' /tmp/window.trace | paste -sd' ')
-	ktap_diag "windows across the move: $measured measured, $unmeasured not paired"
+	# Under full load at 25 %, a measured window is near 250 per mille. One
+	# that paired package 1's counter with package 0's earlier one reads
+	# more idle than time: far above the target, up to 1000. A window can
+	# read low for real: the CPU that has just come back online runs its
+	# bring-up work before its thread injects (one CI run read a single 0,
+	# with the host stalled long enough that the guest marked the TSC
+	# unstable), so low readings are shown, not failed.
+	permille() {
+		awk -v lo="$1" -v hi="$2" '/powerclamp_window/ {
+			for (i = 1; i <= NF; i++) if ($i ~ /^measured_permille=/) {
+				v = substr($i, 19) + 0
+				if (v != -1 && v >= lo && v <= hi) print v } }' \
+			/tmp/window.trace | paste -sd' '
+	}
+	bad=$(permille 451 1000000) low=$(permille 0 99)
+	ktap_diag "windows across the move: $measured measured, $unmeasured not paired," \
+		"below 100 per mille: ${low:-none}"
 	((measured >= 10)) && pass "windows measured across the move ($measured)" ||
 		fail "only $measured windows measured across the move"
-	[ -z "$bad" ] && pass "no window mixes the packages' counters (all within 100..450 per mille)" ||
-		fail "windows measured far from the target across the move: $bad"
+	[ -z "$bad" ] && pass "no window mixes the packages' counters (none above 450 per mille)" ||
+		fail "windows measured more idle than the target allows across the move: $bad"
 }
 
 # msr_write CPU MSR VALUE: WRMSR through /dev/cpu/CPU/msr, the value
