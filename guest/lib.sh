@@ -43,6 +43,11 @@ TOL_IDLE_PCT=${TOL_IDLE_PCT:-2}    # an idle guest's /proc/stat idle vs wall (%)
 # injection's own cost and the host's noise: 77.9 at 75 in a boot whose
 # ticks came to 97.3 % of wall. 3, as TOL_TARGET.
 TOL_HIGH_TARGET=${TOL_HIGH_TARGET:-3}
+# The kidle_inject threads' utime+stime (what top shows) as a share of
+# their CPUs: their work outside forced idle, a wakeup and a few samples
+# per period, well under a point; before patch 2 left the forced idle out
+# of it, about the target (issue 15).
+THREAD_CPUTIME_MAX=${THREAD_CPUTIME_MAX:-3}
 
 # Stress counts (issue 4). pc.scale=P on the kernel command line runs P %
 # of them for a quick look; the test suite runs them in full.

@@ -14,6 +14,10 @@ for fragment in "$REPO_DIR"/config-fragments/*.config; do
 done
 case "$PC_KERNEL" in
 kcsan | debian) FRAGMENTS+=("$REPO_DIR/config-fragments/variants/$PC_KERNEL.config") ;;
+debian-debug)
+	FRAGMENTS+=("$REPO_DIR/config-fragments/variants/debian.config"
+		"$REPO_DIR/config-fragments/variants/debian-debug.config")
+	;;
 esac
 
 make_config() {

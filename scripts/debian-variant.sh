@@ -11,9 +11,18 @@
 # Prints each boot's verdict and the figures its checks logged. Not part of
 # the suite: a fourth kernel build (about 13 minutes from an empty ccache).
 #
-# usage: scripts/debian-variant.sh [BOOT...]   (default: all three)
+# PC_KERNEL=debian-debug boots the same kernel with separate IRQ time
+# accounting, lockdep and atomic-sleep checking added
+# (config-fragments/variants/debian-debug.config): a fifth build, for the
+# nohz_full boot above all, where patch 2's vtime code runs.
+#
+# usage: [PC_KERNEL=debian-debug] scripts/debian-variant.sh [BOOT...]
+#        (default: all three)
 set -euo pipefail
-export PC_KERNEL=debian
+case "${PC_KERNEL:-}" in
+debian-debug) ;;
+*) export PC_KERNEL=debian ;;
+esac
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -46,16 +55,16 @@ from_debian() {
 
 # boot_variant NAME: the checks on 2 vCPUs with NAME's command line
 boot_variant() {
-	local name=$1 verdict=0 console=$LOG_DIR/console-debian-$1.log
-	stage "guest: debian kernel, $name (${APPEND[$name]:-no extra arguments})"
+	local name=$1 verdict=0 console=$LOG_DIR/console-$PC_KERNEL-$1.log
+	stage "guest: $PC_KERNEL kernel, $name (${APPEND[$name]:-no extra arguments})"
 	"$REPO_DIR/run-qemu.sh" --mode test --smp 2 --cpu Skylake-Client,+monitor \
 		--timeout 900 --log "$console" \
 		--append "pc.checks=$CHECKS pc.debug=0 ${APPEND[$name]}" || verdict=$?
 	grep -E '^ *# (idle_accounting|accuracy|target|unclamped|ticks|kidle)' \
-		"$LOG_DIR/ktap-debian-$name.log" | sed 's/^ */    /' || true
+		"$LOG_DIR/ktap-$PC_KERNEL-$name.log" | sed 's/^ */    /' || true
 	RESULTS+=("$name: verdict $verdict, $( (python3 "$REPO_DIR/scripts/ktap-parse.py" \
-		--name "debian-$name" --expect "$CHECKS" \
-		"$LOG_DIR/ktap-debian-$name.log" || true) | tail -n 1)")
+		--name "$PC_KERNEL-$name" --expect "$CHECKS" \
+		"$LOG_DIR/ktap-$PC_KERNEL-$name.log" || true) | tail -n 1)")
 }
 
 RESULTS=()

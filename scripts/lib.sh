@@ -21,14 +21,17 @@ ROOTFS_BASE=$CACHE_DIR/rootfs-base   # debootstrap result, made once
 # "kcsan", has config-fragments/variants/kcsan.config instead of debug.config
 # and serves scripts/kcsan.sh only; a fourth, "debian", adds
 # config-fragments/variants/debian.config (Debian's timekeeping, accounting,
-# preemption and RCU options) to bench's and serves scripts/debian-variant.sh.
+# preemption and RCU options) to bench's and serves scripts/debian-variant.sh;
+# "debian-debug" adds config-fragments/variants/debian-debug.config to it
+# (IRQ time accounting, lockdep).
 PC_KERNEL=${PC_KERNEL:-test}
 case "$PC_KERNEL" in
 test) OBJ_DIR=$CACHE_DIR/obj ;;      # kernel build output (make O=)
 bench) OBJ_DIR=$CACHE_DIR/obj-bench ;;
 kcsan) OBJ_DIR=$CACHE_DIR/obj-kcsan ;;
 debian) OBJ_DIR=$CACHE_DIR/obj-debian ;;
-*) echo "PC_KERNEL must be test, bench, kcsan or debian, not '$PC_KERNEL'" >&2; exit 1 ;;
+debian-debug) OBJ_DIR=$CACHE_DIR/obj-debian-debug ;;
+*) echo "PC_KERNEL must be test, bench, kcsan, debian or debian-debug, not '$PC_KERNEL'" >&2; exit 1 ;;
 esac
 IMAGE=$OBJ_DIR.ext4                  # rootfs + modules + guest scripts
 LOG_DIR=${POWERCLAMP_LOGS:-$REPO_DIR/out}
