@@ -6,8 +6,21 @@
 # line. BENCH-MARK lines bracket each steady window so that the host can
 # read QEMU's own CPU time at the same moments.
 #
+# Every clamped step is measured against an unclamped window of its own,
+# taken right before it (A/B): the host's share of CPU drifts by several
+# percent within minutes, and a single baseline at the start turned that
+# drift into lost work.
+#
+# On the emulated package (emulator/, docs/emulator.md) each window also
+# reads package C6 residency (MSR_PKG_C6_RESIDENCY through /dev/cpu/0/msr
+# against wall time at the TSC rate), package energy (intel_rapl's
+# package-0 energy_uj) and, at the end of each step, the package
+# temperature (the x86_pkg_temp zone). Where they are missing (Debian's
+# QEMU) they read -1.
+#
 # Methods (pc.methods=, comma separated):
-#   none         unthrottled: the throughput every other figure is relative to
+#   none         unthrottled, once: the guest's busy figures (each clamped
+#                step has its own unclamped window besides)
 #   powerclamp   the cooling device intel_powerclamp (ours, or the stock
 #                kernel's module from /lib/modules/$(uname -r)/extra)
 #   cpumax       cgroup v2 cpu.max on the loads' cgroup, quota (100-T)% of
@@ -29,8 +42,11 @@ SAMPLES=/tmp/samples
 COUNTERS=()
 LOADS=()
 CDEV=""
-BASE_RATE=""
-BASE_SHARE=""
+MSR_PKG_C6=$((0x3f9))
+RAPL=""           # package-0 energy_uj, when intel_rapl bound
+RAPL_RANGE=0      # where energy_uj wraps
+PKG_TEMP=""       # the x86_pkg_temp zone's temp, when it bound
+TSC_HZ=0          # the rate MSR_PKG_C6_RESIDENCY counts at
 
 log() { echo "# bench: $*"; }
 
@@ -89,6 +105,57 @@ load_runtime() {
 		sum=$((sum + ns))
 	done
 	echo "$sum"
+}
+
+# pkg_setup: find the package's readers, if there is a package to read
+pkg_setup() {
+	local z mhz
+	for z in /sys/class/powercap/intel-rapl:*; do
+		[ "$(cat "$z/name" 2>/dev/null)" = package-0 ] || continue
+		RAPL=$z/energy_uj
+		RAPL_RANGE=$(cat "$z/max_energy_range_uj")
+		break
+	done
+	for z in /sys/class/thermal/thermal_zone*; do
+		[ "$(cat "$z/type" 2>/dev/null)" = x86_pkg_temp ] && PKG_TEMP=$z/temp && break
+	done
+	mhz=$(dmesg | sed -n 's/.*tsc: Refined TSC clocksource calibration: \([0-9.]*\) MHz.*/\1/p
+		s/.*tsc: Detected \([0-9.]*\) MHz processor.*/\1/p' | tail -n 1)
+	TSC_HZ=$(awk -v m="${mhz:-0}" 'BEGIN { printf "%.0f", m * 1e6 }')
+	log "package: energy ${RAPL:-none}, temperature ${PKG_TEMP:-none}, TSC $TSC_HZ Hz"
+}
+
+# pkg_snapshot: "wall_us pkg_c6_ticks energy_uj", -1 for what is missing
+pkg_snapshot() {
+	local c6=-1 e=-1
+	if [ -c /dev/cpu/0/msr ]; then
+		c6=$(dd if=/dev/cpu/0/msr bs=8 count=1 skip="$MSR_PKG_C6" \
+			iflag=skip_bytes status=none 2>/dev/null | od -An -tu8 | tr -d ' ')
+	fi
+	[ -n "$RAPL" ] && read -r e <"$RAPL"
+	echo "${EPOCHREALTIME/./} ${c6:--1} $e"
+}
+
+# pkg_temp: the package temperature in degrees C, -1 without a sensor
+pkg_temp() {
+	local t=-1000
+	[ -n "$PKG_TEMP" ] && read -r t <"$PKG_TEMP"
+	echo $((t / 1000))
+}
+
+# window SECONDS: the loads' work and CPU time and the package's counters
+# over SECONDS, as "work runtime_ns wall_us pkg_c6_ticks energy_uj"
+window() {
+	local w0 w1 r0 r1 s0 s1
+	w0=$(work_units) r0=$(load_runtime) s0=$(pkg_snapshot)
+	read -r -t "$1" -u "$NEVER_FD"
+	s1=$(pkg_snapshot) r1=$(load_runtime) w1=$(work_units)
+	awk -v a="$s0" -v b="$s1" -v w="$((w1 - w0))" -v r="$((r1 - r0))" \
+	    -v range="$RAPL_RANGE" 'BEGIN {
+		split(a, x, " "); split(b, y, " ")
+		uj = x[3] < 0 ? -1 : (y[3] >= x[3] ? y[3] - x[3] : y[3] + range - x[3])
+		print w, r, y[1] - x[1], (x[2] < 0 ? -1 : y[2] - x[2]), uj
+	}'
 }
 
 set_online() { echo "$2" >"/sys/devices/system/cpu/cpu$1/online"; }
@@ -169,11 +236,15 @@ sample_until() {
 	done
 }
 
-# run_target METHOD TARGET: one step 0 -> TARGET and its figures
+# run_target METHOD TARGET: an unclamped window, then one step 0 -> TARGET,
+# and the step's figures against that window
 run_target() {
-	local method=$1 target=$2 t0 steady end w0 w1 r0 r1 sync=-1 k=0
+	local method=$1 target=$2 t0 steady end w0 w1 r0 r1 s0 s1 base
+	local sync=-1 k=0 temp
 	apply "$method" 0
 	sleep 1
+	base="0 0 0 -1 -1"
+	[ "$method" = none ] || base=$(window "$STEADY_S")
 	: >"$SAMPLES"
 	t0=$EPOCHREALTIME
 	apply "$method" "$target"
@@ -182,25 +253,32 @@ run_target() {
 	[ "$method" = powerclamp ] && trace_start
 	w0=$(work_units)
 	r0=$(load_runtime)
+	s0=$(pkg_snapshot)
 	echo "BENCH-MARK begin $method $target"
 	end=$((steady + STEADY_S * 1000000))
 	sample_until "$end"
 	echo "BENCH-MARK end $method $target"
+	s1=$(pkg_snapshot)
 	r1=$(load_runtime)
 	w1=$(work_units)
+	temp=$(pkg_temp)
 	if [ "$method" = powerclamp ]; then trace_stop; sync=$(sync_share); fi
 	[ "$method" = offline ] && k=$(offline_count "$target")
 	apply "$method" 0
 	# Figures over the steady window; settling from the 200 ms samples.
 	awk -v n="$NCPU" -v t0="$t0" -v steady_us="$steady" -v k="$k" \
-	    -v work="$((w1 - w0))" -v base="$BASE_RATE" \
-	    -v runtime="$((r1 - r0))" -v base_share="$BASE_SHARE" \
-	    -v method="$method" -v target="$target" -v sync="$sync" '
+	    -v work="$((w1 - w0))" -v runtime="$((r1 - r0))" -v base="$base" \
+	    -v s0="$s0" -v s1="$s1" -v tsc_hz="$TSC_HZ" -v range="$RAPL_RANGE" \
+	    -v method="$method" -v target="$target" -v sync="$sync" -v temp="$temp" '
 		# idle shown in a span, in percent of all CPUs; offline CPUs count
 		# as idle (their /proc/stat columns stand still)
 		function idle(i, j) {
 			return 100 * (id[j] - id[i] + k * (t[j] - t[i]) * 100) / (n * (t[j] - t[i]) * 100)
 		}
+		# the package over a window of us microseconds: C6 residency in
+		# percent and power in W (-1 where there is no counter)
+		function pc6(ticks, us) { return ticks < 0 || tsc_hz <= 0 ? -1 : 100 * ticks / (us / 1e6 * tsc_hz) }
+		function energy(a, b) { return a < 0 ? -1 : (b >= a ? b - a : b + range - a) }
 		{ t[m] = $1; id[m] = $2; tot[m] = $3; if (!s && $1 >= steady_us / 1e6) s = m; m++ }
 		END {
 			e = m - 1
@@ -208,9 +286,23 @@ run_target() {
 			shown = idle(s, e)
 			ticks = 100 * (tot[e] - tot[s]) / ((n - k) * secs * 100)
 			rate = work / secs
-			lost = base > 0 ? 100 * (1 - rate / base) : 0
 			share = 100 * runtime / 1e9 / (n * secs)
-			cpulost = base_share > 0 ? 100 * (1 - share / base_share) : 0
+			split(base, b, " ")    # work runtime_ns wall_us c6_ticks energy_uj
+			brate = b[3] > 0 ? b[1] / (b[3] / 1e6) : 0
+			bshare = b[3] > 0 ? 100 * b[2] / 1e9 / (n * b[3] / 1e6) : 0
+			bwatts = b[3] > 0 && b[5] >= 0 ? b[5] / b[3] : -1
+			lost = brate > 0 ? 100 * (1 - rate / brate) : 0
+			cpulost = bshare > 0 ? 100 * (1 - share / bshare) : 0
+			split(s0, x, " "); split(s1, y, " ")
+			us = y[1] - x[1]
+			c6 = pc6(x[2] < 0 ? -1 : y[2] - x[2], us)
+			uj = x[3] < 0 ? -1 : energy(x[3], y[3])
+			w = uj < 0 ? -1 : uj / us
+			ujpu = uj >= 0 && work > 0 ? uj / work : -1
+			# performance per watt against the unclamped window before,
+			# performance being the CPU time the loads got: their counted
+			# work per CPU second moves with the load on the host under TCG
+			ppw = w > 0 && bwatts > 0 && bshare > 0 ? (share / w) / (bshare / bwatts) : -1
 			# settled: from the first 1 s span (5 samples) on whose idle
 			# stays within 1 point of the steady value
 			settle = -1
@@ -219,16 +311,10 @@ run_target() {
 				if (v > 1 || v < -1) break
 				settle = t[i + 5] - t0
 			}
-			printf "BENCH-RESULT method=%s target=%d idle=%.2f lost=%.2f cpulost=%.2f ticks=%.1f settle=%.2f sync=%s rate=%.0f share=%.2f secs=%.2f\n",
-				method, target, shown, lost, cpulost, ticks, settle, sync, rate, share, secs
+			printf "BENCH-RESULT method=%s target=%d idle=%.2f lost=%.2f cpulost=%.2f ticks=%.1f settle=%.2f sync=%s rate=%.0f share=%.2f secs=%.2f baserate=%.0f pc6=%.2f watts=%.3f basewatts=%.3f ujpu=%.4f ppw=%.3f temp=%d\n",
+				method, target, shown, lost, cpulost, ticks, settle, sync, rate, share, secs,
+				brate, c6, w, bwatts, ujpu, ppw, temp
 		}' "$SAMPLES" | tee -a /tmp/results
-}
-
-# baseline FIELD: FIELD of the unthrottled run's result
-baseline() {
-	awk -v f="$1=" '/^BENCH-RESULT method=none / {
-		for (i = 2; i <= NF; i++) if (index($i, f) == 1) v = substr($i, length(f) + 1) }
-		END { print v }' /tmp/results
 }
 
 run_method() {
@@ -236,8 +322,6 @@ run_method() {
 	case "$method" in
 	none)
 		run_target none 0
-		BASE_RATE=$(baseline rate)
-		BASE_SHARE=$(baseline share)
 		return
 		;;
 	powerclamp) load_module || { log "cannot load $MODULE"; return 1; } ;;
@@ -277,6 +361,7 @@ main() {
 	exec {NEVER_FD}<> <(:)
 	log "$(uname -r), $NCPU CPUs, methods $METHODS, targets $TARGETS"
 	: >/tmp/results
+	pkg_setup
 	start_loads
 	for method in ${METHODS//,/ }; do
 		[ "$method" = idlecost ] && continue

@@ -6,7 +6,17 @@
 # per vCPU; prints a table, writes a CSV and plots achieved against target.
 # Not part of the test suite: it takes about 15 minutes under TCG.
 #
-# usage: scripts/benchmark.sh [--smp N] [--targets "5 10 ..."] [--out DIR]
+# --package boots both kernels on the emulated Intel package (emulator/,
+# docs/emulator.md), whose package C6 residency, RAPL energy and package
+# temperature the guest then reads for every window: package C6, power,
+# energy per work unit and performance per watt against the unclamped
+# window before each step. The patched kernel runs on a CPU model without
+# MWAIT, so that idle and offline CPUs halt (QEMU 7.2 makes MWAIT a pause
+# with more than one vCPU); the stock driver refuses a CPU without MWAIT,
+# so the stock kernel gets MWAIT in CPUID and idle=halt, which keeps its
+# idle loop on HLT (it is not offlined, where it would MWAIT).
+#
+# usage: scripts/benchmark.sh [--package] [--smp N] [--targets "5 10 ..."] [--out DIR]
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -14,8 +24,10 @@ set -euo pipefail
 SMP=4
 TARGETS="5 10 15 20 25 30 35 40 45 49"
 OUT=$LOG_DIR/bench
+PACKAGE=""
 while (($#)); do
 	case "$1" in
+	--package) PACKAGE=1; shift ;;
 	--smp) SMP=$2; shift 2 ;;
 	--targets) TARGETS=$2; shift 2 ;;
 	--out) OUT=$2; shift 2 ;;
@@ -35,7 +47,7 @@ stamp_marks() {
 		printf '%s\n' "$line"
 		case "$line" in
 		BENCH-MARK*)
-			[ -n "$pid" ] || pid=$(pgrep -f "^qemu-system-x86_64 .* -name $NAME " | head -n 1) || true
+			[ -n "$pid" ] || pid=$(pgrep -f "qemu-system-x86_64 .* -name $NAME " | head -n 1) || true
 			cpu=$(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null) || cpu=-1
 			echo "$label $line $cpu" >>"$MARKS"
 			;;
@@ -43,14 +55,15 @@ stamp_marks() {
 	done
 }
 
-# boot LABEL METHODS [run-qemu.sh options]: one guest run of the benchmark
+# boot LABEL METHODS APPEND [run-qemu.sh options]: one guest run of the
+# benchmark, APPEND added to its command line
 boot() {
-	local label=$1 methods=$2
-	shift 2
+	local label=$1 methods=$2 append=$3
+	shift 3
 	stage "benchmark: $label kernel, methods $methods, $SMP vCPUs"
 	"$REPO_DIR/run-qemu.sh" --mode bench --smp "$SMP" --name "$NAME" \
 		--timeout 3600 --log "$OUT/console-$label.log" \
-		--append "pc.methods=$methods pc.targets=${TARGETS// /,}" "$@" |
+		--append "pc.methods=$methods pc.targets=${TARGETS// /,} $append" "$@" |
 		stamp_marks "$label" | grep --line-buffered -E '^(BENCH|# bench)'
 	grep -q '^BENCH-DONE' "$OUT/console-$label.log" || die "$label run did not finish"
 }
@@ -58,7 +71,7 @@ boot() {
 # One CSV row per method and target: the guest's figures, joined with the
 # host CPU QEMU spent per million work units over the same window.
 write_csv() {
-	echo "kernel,method,target,idle_shown,idle_error,work_lost,lost_error,cpu_lost,throughput,ticks_pct,settle_s,sync_pct,host_cpu_s_per_munit"
+	echo "kernel,method,target,idle_shown,idle_error,work_lost,lost_error,cpu_lost,throughput,ticks_pct,settle_s,sync_pct,host_cpu_s_per_munit,pkg_c6,pkg_w,base_w,uj_per_unit,perf_per_w"
 	local label
 	for label in patched stock; do
 		tr -d '\r' <"$OUT/console-$label.log" | grep '^BENCH-RESULT' |
@@ -76,10 +89,11 @@ write_csv() {
 				units = v["rate"] * v["secs"] / 1e6
 				host = units > 0 ? (c1[key] - c0[key]) / 100 / units : 0
 				t = v["target"]
-				printf "%s,%s,%d,%.2f,%.2f,%.2f,%.2f,%.2f,%.3f,%.1f,%.2f,%s,%.4f\n",
+				printf "%s,%s,%d,%.2f,%.2f,%.2f,%.2f,%.2f,%.3f,%.1f,%.2f,%s,%.4f,%.2f,%.3f,%.3f,%.4f,%.3f\n",
 					label, v["method"], t, v["idle"], v["idle"] - t,
 					v["lost"], v["lost"] - t, v["cpulost"], 1 - v["lost"] / 100,
-					v["ticks"], v["settle"], v["sync"], host
+					v["ticks"], v["settle"], v["sync"], host,
+					v["pc6"], v["watts"], v["basewatts"], v["ujpu"], v["ppw"]
 			}'
 	done
 }
@@ -96,15 +110,21 @@ print_table() {
 		e = abs($8 - $3); sc[k] += e; if (e > mc[k]) mc[k] = e
 		if ($11 > ms[k]) ms[k] = $11; if ($11 < 0) never[k]++
 		if ($12 >= 0 && (!(k in sy) || $12 < sy[k])) sy[k] = $12
+		if ($14 >= 0) { np[k]++; e = abs($14 - $3); sp[k] += e; if (e > mp[k]) mp[k] = e }
+		if ($18 > 0) { nq[k]++; sq[k] += $18; if (!(k in lq) || $18 < lq[k]) lq[k] = $18 }
 	}
 	END {
-		printf "%-20s %13s %13s %13s %12s %9s\n", "kernel method", "idle shown", "CPU lost", "work lost", "settle max", "sync min"
+		printf "%-20s %13s %13s %13s %12s %9s %13s %13s\n", "kernel method", "idle shown", "CPU lost", "work lost", "settle max", "sync min", "pkg C6", "perf/W mean"
 		for (k in n)
-			printf "%-20s %5.2f/%-7.2f %5.2f/%-7.2f %5.2f/%-7.2f %12s %9s\n", k,
+			printf "%-20s %5.2f/%-7.2f %5.2f/%-7.2f %5.2f/%-7.2f %12s %9s %13s %13s\n", k,
 				si[k] / n[k], mi[k], sc[k] / n[k], mc[k], sw[k] / n[k], mw[k],
 				never[k] ? "never " never[k] "x" : ms[k] "s",
-				(k in sy) ? sy[k] "%" : "-"
+				(k in sy) ? sy[k] "%" : "-",
+				np[k] ? sprintf("%.2f/%.2f", sp[k] / np[k], mp[k]) : "-",
+				nq[k] ? sprintf("%.3f/%.3f", sq[k] / nq[k], lq[k]) : "-"
 	}' "$CSV" | sort
+	info "pkg C6: mean/max |residency - target| in points; perf/W: mean/min of"
+	info "(the loads' CPU time per joule) over the step against the unclamped window before it"
 	local label
 	for label in patched stock; do
 		tr -d '\r' <"$OUT/console-$label.log" | awk -v label="$label" '
@@ -120,13 +140,13 @@ plot() {
 	local data=$OUT/plot.dat m
 	for m in "patched powerclamp" "stock powerclamp" "patched cpumax" "patched offline"; do
 		echo "# $m"
-		awk -F, -v k="$m" '$1 " " $2 == k { print $3, $4, $8, $6 }' "$CSV"
+		awk -F, -v k="$m" '$1 " " $2 == k { print $3, $4, $8, $6, $14, $18 }' "$CSV"
 		printf '\n\n'
 	done >"$data"
 	gnuplot <<-EOF
-		set terminal pngcairo size 1500,480 font "sans,10"
+		set terminal pngcairo size 1500,$([ -n "$PACKAGE" ] && echo 960 || echo 480) font "sans,10"
 		set output "$OUT/achieved-vs-target.png"
-		set multiplot layout 1,3 title "Idle targets under QEMU TCG, $SMP vCPUs, one counting load each"
+		set multiplot layout $([ -n "$PACKAGE" ] && echo 2 || echo 1),3 title "Idle targets under QEMU TCG${PACKAGE:+ on the emulated package}, $SMP vCPUs, one counting load each"
 		set xlabel "target idle (%)"; set key top left; set grid
 		set xrange [0:52]; set yrange [0:70]
 		titles = "powerclamp(patched) powerclamp(stock) cpu.max offline"
@@ -139,6 +159,15 @@ plot() {
 		set ylabel "work the loads lost (%, counted)"
 		plot x title "ideal" dt 2 lc "gray", \
 			for [i=0:3] "$data" index i using 1:4 with linespoints title word(titles, i + 1)
+		if ("$PACKAGE" ne "") {
+			set ylabel "package C6 residency (%, MSR)"
+			plot x title "ideal" dt 2 lc "gray", \
+				for [i=0:3] "$data" index i using 1:5 with linespoints title word(titles, i + 1)
+			set ylabel "performance per watt, against unclamped"
+			set yrange [0.5:1.5]
+			plot 1 title "unclamped" dt 2 lc "gray", \
+				for [i=0:3] "$data" index i using 1:6 with linespoints title word(titles, i + 1)
+		}
 		unset multiplot
 	EOF
 	info "plot: $OUT/achieved-vs-target.png"
@@ -155,9 +184,17 @@ main() {
 	PC_KERNEL=bench "$REPO_DIR/scripts/build-kernel.sh"
 	PC_KERNEL=bench "$REPO_DIR/scripts/build-rootfs.sh"
 	"$REPO_DIR/scripts/fetch-stock-kernel.sh"
-	PC_KERNEL=bench boot patched none,powerclamp,cpumax,offline,idlecost
-	PC_KERNEL=bench boot stock none,powerclamp,idlecost \
-		--kernel "$STOCK_KERNEL" --initrd "$STOCK_INITRD"
+	local patched_qemu=() stock_qemu=() stock_append=""
+	if [ -n "$PACKAGE" ]; then
+		"$REPO_DIR/scripts/build-emulator.sh"
+		patched_qemu=(--emulator package --cpu "Skylake-Client,pkg-model=on")
+		stock_qemu=(--emulator package --cpu "Skylake-Client,+monitor,pkg-model=on")
+		stock_append=idle=halt
+	fi
+	PC_KERNEL=bench boot patched none,powerclamp,cpumax,offline,idlecost "" \
+		"${patched_qemu[@]}"
+	PC_KERNEL=bench boot stock none,powerclamp,idlecost "$stock_append" \
+		--kernel "$STOCK_KERNEL" --initrd "$STOCK_INITRD" "${stock_qemu[@]}"
 	write_csv >"$CSV"
 	print_table | tee "$OUT/table.txt"
 	plot

@@ -36,9 +36,13 @@ targets_for() {
 
 stage "bisect: building each patch of the series on its own"
 mkdir -p "$BISECT_OBJ"
+# the tree ends as it started, with the whole series applied: its files get
+# their times back, so that the kernels built from it rebuild nothing
+RECORD=$TREE_DIR.bisect-before
+note_patched_files "$REPO_DIR/patches" "$REPO_DIR/series" "$RECORD"
 quilt_repo pop -a -q >/dev/null
-# on failure, leave the whole series applied again
-trap 'quilt_repo push -a -q >/dev/null 2>&1 || true' EXIT
+# on failure too, leave the whole series applied again
+trap 'quilt_repo push -a -q >/dev/null 2>&1 || true; keep_unchanged_times "$RECORD"' EXIT
 while read -r patch; do
 	quilt_repo push -q --fuzz=0 >/dev/null
 	# the test config each time: olddefconfig drops symbols a patch removes

@@ -16,7 +16,13 @@
 # (config-fragments/variants/debian-debug.config): a fifth build, for the
 # nohz_full boot above all, where patch 2's vtime code runs.
 #
-# usage: [PC_KERNEL=debian-debug] scripts/debian-variant.sh [BOOT...]
+# --unpatched also builds the same kernel from a tree of its own without
+# the series' accounting patches (PC_UNPATCHED in scripts/lib.sh; one more
+# build, about 13 minutes cold), boots it the same ways after each boot of
+# the patched one, and prints its figures beside theirs, line by line. Its
+# checks are expected to fail: the figures are what it is run for.
+#
+# usage: [PC_KERNEL=debian-debug] scripts/debian-variant.sh [--unpatched] [BOOT...]
 #        (default: all three)
 set -euo pipefail
 case "${PC_KERNEL:-}" in
@@ -53,29 +59,74 @@ from_debian() {
 	info "every option of ${FRAGMENT##*/} as in ${DEBIAN_CONFIG##*/}"
 }
 
-# boot_variant NAME: the checks on 2 vCPUs with NAME's command line
+FIGURES='^ *# (idle_accounting|accuracy|target|unclamped|ticks|kidle)'
+
+# boot_variant NAME [unpatched]: the checks on 2 vCPUs with NAME's command
+# line, on the patched kernel or on the unpatched one
 boot_variant() {
-	local name=$1 verdict=0 console=$LOG_DIR/console-$PC_KERNEL-$1.log
-	stage "guest: $PC_KERNEL kernel, $name (${APPEND[$name]:-no extra arguments})"
-	"$REPO_DIR/run-qemu.sh" --mode test --smp 2 --cpu Skylake-Client,+monitor \
-		--timeout 900 --log "$console" \
+	local name=$1 unpatched=${2:+1} verdict=0 label
+	label=$PC_KERNEL${unpatched:+-unpatched}-$name
+	stage "guest: $PC_KERNEL kernel${unpatched:+ without the accounting patches}, $name (${APPEND[$name]:-no extra arguments})"
+	PC_UNPATCHED=${unpatched:-0} "$REPO_DIR/run-qemu.sh" --mode test --smp 2 \
+		--cpu Skylake-Client,+monitor --timeout 900 \
+		--log "$LOG_DIR/console-$label.log" \
 		--append "pc.checks=$CHECKS pc.debug=0 ${APPEND[$name]}" || verdict=$?
-	grep -E '^ *# (idle_accounting|accuracy|target|unclamped|ticks|kidle)' \
-		"$LOG_DIR/ktap-$PC_KERNEL-$name.log" | sed 's/^ */    /' || true
-	RESULTS+=("$name: verdict $verdict, $( (python3 "$REPO_DIR/scripts/ktap-parse.py" \
-		--name "$PC_KERNEL-$name" --expect "$CHECKS" \
-		"$LOG_DIR/ktap-$PC_KERNEL-$name.log" || true) | tail -n 1)")
+	grep -E "$FIGURES" "$LOG_DIR/ktap-$label.log" | sed 's/^ */    /' || true
+	RESULTS+=("$label: verdict $verdict, $( (python3 "$REPO_DIR/scripts/ktap-parse.py" \
+		--name "$label" --expect "$CHECKS" \
+		"$LOG_DIR/ktap-$label.log" || true) | tail -n 1)")
+}
+
+# print_beside NAME: each figure line of the patched boot, then the same
+# line of the unpatched one (the n-th line with the same text before its
+# first colon)
+print_beside() {
+	stage "$PC_KERNEL, $1: with the series (+) and without its accounting patches (-)"
+	awk -v figures="$FIGURES" '
+		$0 !~ figures { next }
+		{ sub(/^ *# /, ""); key = $0; sub(/:.*/, "", key); n = ++seen[FILENAME, key] }
+		FNR == NR { order[++lines] = key SUBSEP n; patched[key, n] = $0; next }
+		{ unpatched[key, n] = $0 }
+		END {
+			for (i = 1; i <= lines; i++) {
+				print "    + " patched[order[i]]
+				if (order[i] in unpatched)
+					print "    - " unpatched[order[i]]
+			}
+		}' "$LOG_DIR/ktap-$PC_KERNEL-$1.log" "$LOG_DIR/ktap-$PC_KERNEL-unpatched-$1.log"
+}
+
+# set_up_unpatched: the tree, kernel and image of PC_UNPATCHED=1
+set_up_unpatched() {
+	stage "the same kernel without the series' accounting patches"
+	PC_UNPATCHED=1 "$REPO_DIR/scripts/prepare-tree.sh"
+	PC_UNPATCHED=1 "$REPO_DIR/scripts/build-kernel.sh"
+	PC_UNPATCHED=1 "$REPO_DIR/scripts/build-rootfs.sh"
 }
 
 RESULTS=()
+UNPATCHED=""
+if [ "${1:-}" = --unpatched ]; then
+	UNPATCHED=1
+	shift
+fi
 [ -f "$DEBIAN_CONFIG" ] || die "$DEBIAN_CONFIG missing (run scripts/install-deps.sh)"
 from_debian
 set_up_kernel
+[ -z "$UNPATCHED" ] || set_up_unpatched
+BOOTED=()
 for name in "${@:-plain nohz_full preempt_full}"; do
 	for n in $name; do
 		[ -n "${APPEND[$n]+set}" ] || die "no boot named '$n' (plain, nohz_full, preempt_full)"
 		boot_variant "$n"
+		[ -z "$UNPATCHED" ] || boot_variant "$n" unpatched
+		BOOTED+=("$n")
 	done
 done
+if [ -n "$UNPATCHED" ]; then
+	for n in "${BOOTED[@]}"; do
+		print_beside "$n"
+	done
+fi
 echo
 printf '%s\n' "${RESULTS[@]}"

@@ -7,7 +7,11 @@ set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-ROOT_MODULES=(virtio_pci virtio_blk ext4)
+# The modules the initramfs loads: those that mount the root, then those
+# that read an Intel package (the benchmark's --package figures: the msr
+# device, RAPL energy and the package thermal zone), which fail to bind,
+# harmlessly, on Debian's QEMU.
+ROOT_MODULES=(virtio_pci virtio_blk ext4 msr intel_rapl_msr x86_pkg_temp_thermal)
 
 image_package() {
 	apt-cache depends linux-image-amd64 |
@@ -24,7 +28,7 @@ unpack() {
 	rm -rf "$tmp"
 }
 
-# The modules that mount the root, in load order, as paths below $1.
+# The modules of ROOT_MODULES and theirs, in load order, as paths below $1.
 root_module_paths() {
 	local mod
 	for mod in "${ROOT_MODULES[@]}"; do
@@ -55,7 +59,8 @@ main() {
 	[ -n "$package" ] || die "no linux-image-6.1 package known to apt (run apt-get update)"
 	version=${package#linux-image-}
 	if [ -f "$STOCK_KERNEL" ] && [ "$(cat "$STOCK_DIR/version" 2>/dev/null)" = "$version" ] &&
-		[ "$STOCK_INITRD" -nt "$REPO_DIR/bench/stock-initramfs-init" ]; then
+		[ "$STOCK_INITRD" -nt "$REPO_DIR/bench/stock-initramfs-init" ] &&
+		[ "$STOCK_INITRD" -nt "$0" ]; then
 		info "stock kernel $version cached"
 		return
 	fi

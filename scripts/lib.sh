@@ -33,6 +33,17 @@ debian) OBJ_DIR=$CACHE_DIR/obj-debian ;;
 debian-debug) OBJ_DIR=$CACHE_DIR/obj-debian-debug ;;
 *) echo "PC_KERNEL must be test, bench, kcsan, debian or debian-debug, not '$PC_KERNEL'" >&2; exit 1 ;;
 esac
+# PC_UNPATCHED=1: the same kernel from a tree of its own that carries the
+# series without its accounting patches (those that change kernel/), so
+# that scripts/debian-variant.sh --unpatched can print the figures from
+# before them beside the figures with them.
+SERIES_FILE=$REPO_DIR/series
+if [ "${PC_UNPATCHED:-0}" = 1 ]; then
+	UNPATCHED_DIR=$CACHE_DIR/unpatched
+	TREE_DIR=$UNPATCHED_DIR/linux
+	OBJ_DIR=$UNPATCHED_DIR/${OBJ_DIR##*/}
+	SERIES_FILE=$UNPATCHED_DIR/series
+fi
 IMAGE=$OBJ_DIR.ext4                  # rootfs + modules + guest scripts
 LOG_DIR=${POWERCLAMP_LOGS:-$REPO_DIR/out}
 # The emulated-package QEMU (emulator/, scripts/build-emulator.sh): Debian's
@@ -65,6 +76,37 @@ quilt_with() {
 		echo "$series" >"$TREE_DIR/.pc/.quilt_series"
 	fi
 	(cd "$TREE_DIR" && QUILT_PATCHES=$patches QUILT_SERIES=$series quilt "$@")
+}
+
+# note_patched_files PATCHES SERIES RECORD: the checksum and modification
+# time of each file that series changes, into RECORD, before the series
+# comes off the tree
+note_patched_files() {
+	local f
+	quilt_with "$1" "$2" files -a 2>/dev/null | sort -u |
+		while read -r f; do
+			[ -f "$TREE_DIR/$f" ] || continue
+			printf '%s %s %s\n' "$(sha256sum <"$TREE_DIR/$f" | cut -d' ' -f1)" \
+				"$(stat -c %Y "$TREE_DIR/$f")" "$f"
+		done >"$3" || true
+}
+
+# keep_unchanged_times RECORD: each file of RECORD that the tree holds as
+# it was gets its old time back, so that make rebuilds what a patch
+# changed and not everything that includes a file the series touches
+# (quilt's pop and push give every file they restore a new time)
+keep_unchanged_times() {
+	local sum mtime f kept=0 total=0
+	[ -f "$1" ] || return 0
+	while read -r sum mtime f; do
+		total=$((total + 1))
+		[ -f "$TREE_DIR/$f" ] || continue
+		[ "$(sha256sum <"$TREE_DIR/$f" | cut -d' ' -f1)" = "$sum" ] || continue
+		touch -d "@$mtime" "$TREE_DIR/$f"
+		kept=$((kept + 1))
+	done <"$1"
+	rm -f "$1"
+	info "$kept of the $total files the series changed are as they were: times kept"
 }
 
 # installed_version PACKAGE: its installed Debian version, or nothing

@@ -7,10 +7,11 @@ set -euo pipefail
 
 APPLIED=$TREE_DIR/.applied   # copy of the series as it was last pushed
 EXTRACTED=$TREE_DIR/.source-version  # the package version the tree came from
+PATCHED_BEFORE=$TREE_DIR.patched-before  # note_patched_files' record
 
 series_changed() {
 	! diff -rq "$APPLIED/patches" "$REPO_DIR/patches" >/dev/null 2>&1 ||
-		! cmp -s "$APPLIED/series" "$REPO_DIR/series"
+		! cmp -s "$APPLIED/series" "$SERIES_FILE"
 }
 
 extract_tree() {
@@ -37,6 +38,7 @@ pop_all() {
 
 pop_old_series() {
 	stage "tree: series changed, popping the previous one"
+	note_patched_files "$APPLIED/patches" "$APPLIED/series" "$PATCHED_BEFORE"
 	pop_all "$APPLIED/patches" "$APPLIED/series"
 	# the tree is pristine now: a failed push must not find the old record
 	rm -rf "$APPLIED"
@@ -46,14 +48,14 @@ pop_old_series() {
 # applied come off again, so that the next run starts from the pristine
 # tree rather than building a partial series
 back_to_pristine() {
-	pop_all "$REPO_DIR/patches" "$REPO_DIR/series"
-	rm -rf "$TREE_DIR/.pc" "$APPLIED"
+	pop_all "$REPO_DIR/patches" "$SERIES_FILE"
+	rm -rf "$TREE_DIR/.pc" "$APPLIED" "$PATCHED_BEFORE"
 }
 
 push_series() {
-	stage "tree: quilt push -a ($(grep -cv '^\s*\(#\|$\)' "$REPO_DIR/series") patches)"
+	stage "tree: quilt push -a ($(grep -cv '^\s*\(#\|$\)' "$SERIES_FILE") patches)"
 	local log=$CACHE_DIR/quilt-push.log
-	if ! quilt_with "$REPO_DIR/patches" "$REPO_DIR/series" push -a --fuzz=0 \
+	if ! quilt_with "$REPO_DIR/patches" "$SERIES_FILE" push -a --fuzz=0 \
 		>"$log" 2>&1; then
 		cat "$log"
 		back_to_pristine
@@ -66,10 +68,31 @@ push_series() {
 	grep '^Applying patch' "$log" | sed 's/^/    /'
 	rm -rf "$APPLIED"
 	mkdir -p "$APPLIED"
-	cp -r "$REPO_DIR/patches" "$REPO_DIR/series" "$APPLIED/"
+	cp -r "$REPO_DIR/patches" "$APPLIED/"
+	cp "$SERIES_FILE" "$APPLIED/series"
+	keep_unchanged_times "$PATCHED_BEFORE"
+}
+
+# write_unpatched_series: the series without the patches that change
+# kernel/ (the accounting fixes), for PC_UNPATCHED=1's tree; rewritten only
+# when it changes, so that an unchanged series is not pushed again
+write_unpatched_series() {
+	local patch
+	mkdir -p "$UNPATCHED_DIR"
+	grep -v '^\s*\(#\|$\)' "$REPO_DIR/series" | while read -r patch; do
+		grep -q '^+++ b/kernel/' "$REPO_DIR/patches/$patch" || echo "$patch"
+	done >"$SERIES_FILE.new"
+	if cmp -s "$SERIES_FILE.new" "$SERIES_FILE"; then
+		rm "$SERIES_FILE.new"
+	else
+		mv "$SERIES_FILE.new" "$SERIES_FILE"
+	fi
+	info "unpatched tree: the series without $(grep -v '^\s*\(#\|$\)' "$REPO_DIR/series" |
+		grep -cvxFf "$SERIES_FILE") patches that change kernel/"
 }
 
 mkdir -p "$CACHE_DIR"
+[ "${PC_UNPATCHED:-0}" = 1 ] && write_unpatched_series
 if [ -d "$TREE_DIR" ] && [ -d "$TREE_DIR/.pc" ] && [ ! -d "$APPLIED" ]; then
 	info "tree holds patches of unknown origin: starting afresh"
 	rm -rf "$TREE_DIR"
