@@ -47,7 +47,7 @@ stamp_marks() {
 		printf '%s\n' "$line"
 		case "$line" in
 		BENCH-MARK*)
-			[ -n "$pid" ] || pid=$(pgrep -f "qemu-system-x86_64 .* -name $NAME " | head -n 1) || true
+			[ -n "$pid" ] || pid=$(pgrep -f "^[^ ]*qemu-system-x86_64 .* -name $NAME " | head -n 1) || true
 			cpu=$(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null) || cpu=-1
 			echo "$label $line $cpu" >>"$MARKS"
 			;;
