@@ -39,15 +39,24 @@ TOL_IDLE_PCT=${TOL_IDLE_PCT:-2}    # an idle guest's /proc/stat idle vs wall (%)
 # Targets 60..85 with max_idle at its limit (the review's defect 2): the
 # issue asked for 2. CI read 82.2 at 85 in one boot, where 39 periods in
 # 17 s were left out for pending softirqs; patch 10 now joins the rest of
-# such a period (85.1 after). But the work lost also carries the
-# injection's own cost and the host's noise: 77.9 at 75 in a boot whose
-# ticks came to 97.3 % of wall. 3, as TOL_TARGET.
+# such a period (85.1 after). The host's noise remains: 83.2 at 85 in a
+# boot whose ticks came to 95.3 % of wall. 3, as TOL_TARGET; the same
+# band holds the work lost against the threads' run time (within 0.7 at
+# each target once both are read by one awk; 2.3 before, when the threads
+# were read on their own).
 TOL_HIGH_TARGET=${TOL_HIGH_TARGET:-3}
 # The kidle_inject threads' utime+stime (what top shows) as a share of
 # their CPUs: their work outside forced idle, a wakeup and a few samples
 # per period, well under a point; before patch 2 left the forced idle out
 # of it, about the target (issue 15).
 THREAD_CPUTIME_MAX=${THREAD_CPUTIME_MAX:-3}
+# At high targets, the threads' run time minus /proc/stat idle: the
+# injection's own cost under TCG, 0.9..2.7 points in one boot, -1.6..3.5
+# in 20 readings of 4 CI runs taken apart from the loads' (negative where
+# the skew of that read outweighed it). A thread that busy-waited for its
+# boundary instead of sleeping would show the rest of its period here.
+THREAD_COST_MIN=${THREAD_COST_MIN:--3}
+THREAD_COST_MAX=${THREAD_COST_MAX:-6}
 
 # Stress counts (issue 4). pc.scale=P on the kernel command line runs P %
 # of them for a quick look; the test suite runs them in full.
@@ -152,28 +161,42 @@ set_target() { echo "$1" >"$CDEV/cur_state"; }
 
 # One snapshot, taken by a single awk so that all values are read within a
 # moment of each other even on a busy guest: uptime (s), /proc/stat idle and
-# total ticks, the loads' runtime (ns), and the driver's measured_idle,
-# measured_total and injected_ms (0 when not loaded).
+# total ticks, the loads' runtime (ns), the driver's measured_idle,
+# measured_total, injected_ms and injections (0 when not loaded), and the
+# kidle_inject threads' runtime (ns, forced idle included; read through
+# task/, so that the awk tells them from the loads). Reading the threads apart from this
+# awk skewed their share by up to 3 points: a read under a clamp at 80 %
+# takes a second or two, and not the same each time.
 snapshot() {
 	local files=(/proc/uptime /proc/stat)
-	local pid
+	local pid _
 	for pid in "${LOADS[@]}"; do files+=("/proc/$pid/schedstat"); done
+	while read -r pid _; do
+		files+=("/proc/$pid/task/$pid/schedstat")
+	done < <(clamp_threads)
 	[ -r "$DEBUG_DIR/stats" ] && files+=("$DEBUG_DIR/stats")
 	awk 'FILENAME == "/proc/uptime" { up = $1 }
 	     FILENAME == "/proc/stat" && $1 == "cpu" {
 		for (i = 2; i <= 9; i++) tot += $i; idle = $5 + $6 }
-	     FILENAME ~ /schedstat$/ { rt += $1 }
+	     FILENAME ~ /^\/proc\/[0-9]+\/schedstat$/ { rt += $1 }
+	     FILENAME ~ /\/task\/[0-9]+\/schedstat$/ { thr += $1 }
 	     $1 == "measured_idle:" { mi = $2 }
 	     $1 == "measured_total:" { mt = $2 }
 	     $1 == "injected_ms:" { inj = $2 }
-	     END { printf "%s %d %d %.0f %.0f %.0f %d\n", up, idle, tot, rt, mi, mt, inj }' \
+	     $1 == "injections:" { per = $2 }
+	     END { printf "%s %d %d %.0f %.0f %.0f %d %.0f %d\n", up, idle, tot, rt,
+		   mi, mt, inj, thr, per }' \
 		"${files[@]}"
 }
 
 # Measure over SECONDS with the loads running. Prints, in percent of the
 # CPUs' wall time: idle shown by /proc/stat, work the loads lost, ticks
 # /proc/stat accounted, idle the driver measured (from its cumulative
-# counters) and idle the driver injected.
+# counters), idle the driver injected, the kidle_inject threads' run time
+# (forced idle included; 0 without threads), and the forced idle periods a
+# CPU-second (a count, not a percentage). A thread that leaves or
+# joins during the window makes its run time meaningless: callers read it
+# only with the set of threads unchanged.
 measure_window() {
 	local a b
 	read -r -a a < <(snapshot)
@@ -182,11 +205,13 @@ measure_window() {
 	awk -v n="$NCPU" -v u0="${a[0]}" -v u1="${b[0]}" \
 	    -v idle="$((b[1] - a[1]))" -v ticks="$((b[2] - a[2]))" \
 	    -v rt="$((b[3] - a[3]))" -v mi="$((b[4] - a[4]))" \
-	    -v mt="$((b[5] - a[5]))" -v inj="$((b[6] - a[6]))" 'BEGIN {
+	    -v mt="$((b[5] - a[5]))" -v inj="$((b[6] - a[6]))" \
+	    -v thr="$((b[7] - a[7]))" -v per="$((b[8] - a[8]))" 'BEGIN {
 		wall = (u1 - u0) * n	# CPU-seconds of wall time
-		printf "%.1f %.1f %.1f %.1f %.1f\n", idle / wall,
+		printf "%.1f %.1f %.1f %.1f %.1f %.1f %.1f\n", idle / wall,
 			100 - 100 * rt / 1e9 / wall, ticks / wall,
-			mt ? 100 * mi / mt : -1, inj / 10 / wall
+			mt ? 100 * mi / mt : -1, inj / 10 / wall,
+			100 * thr / 1e9 / wall, per / wall
 	}'
 }
 

@@ -35,33 +35,32 @@ unclamped_window() {
 	done
 }
 
-# thread_cputime: "UTIME STIME RUNTIME_NS" summed over the kidle_inject
-# threads: what /proc/PID/stat (and so top) charges them, in clock ticks
-# (USER_HZ), and their scheduler run time, forced idle included
+# thread_cputime: "UTIME STIME" summed over the kidle_inject threads: what
+# /proc/PID/stat (and so top) charges them, in clock ticks (USER_HZ). Their
+# scheduler run time is read with the loads' (measure_window).
 thread_cputime() {
-	local pid _ rt run=0 user=0 sys=0 ut st
+	local pid _ user=0 sys=0 ut st
 	while read -r pid _; do
-		read -r rt _ <"/proc/$pid/schedstat" && run=$((run + rt))
 		read -r ut st < <(awk '{ print $14, $15 }' "/proc/$pid/stat")
 		user=$((user + ut)) sys=$((sys + st))
 	done < <(clamp_threads)
-	echo "$user $sys $run"
+	echo "$user $sys"
 }
 
-# thread_cputime_share BEFORE AFTER NS: "UTIME STIME RUNTIME" of the
-# threads between two thread_cputime readings NS apart, each as a share
-# of their CPUs' wall time (%)
+# thread_cputime_share BEFORE AFTER NS: "UTIME STIME" of the threads
+# between two thread_cputime readings NS apart, each as a share of their
+# CPUs' wall time (%)
 thread_cputime_share() {
 	awk -v b="$1" -v a="$2" -v s="$(($3 / 1000000))e-3" -v n="$(clamp_threads | wc -l)" \
 		-v hz="$(getconf CLK_TCK)" 'BEGIN {
 		split(b, x, " "); split(a, y, " ")
-		if (n == 0 || s <= 0) { print "-1 -1 -1"; exit }
-		printf "%.1f %.1f %.1f\n", 100 * (y[1] - x[1]) / hz / s / n,
-			100 * (y[2] - x[2]) / hz / s / n, 100 * (y[3] - x[3]) / 1e9 / s / n }'
+		if (n == 0 || s <= 0) { print "-1 -1"; exit }
+		printf "%.1f %.1f\n", 100 * (y[1] - x[1]) / hz / s / n,
+			100 * (y[2] - x[2]) / hz / s / n }'
 }
 
 check_accuracy() {
-	local target m idle lost ticks drv inj base_lost base_ticks clamp_lost c0 c1 t0 ut st rt
+	local target m idle lost ticks drv inj ran base_lost base_ticks clamp_lost c0 c1 t0 ut st
 	start_loads
 	sleep 1
 	unclamped_window 10
@@ -71,12 +70,12 @@ check_accuracy() {
 		set_target "$target"
 		sleep 3 # let the first windows and the calibration pass
 		c0=$(thread_cputime) t0=$(now_ns)
-		read -r idle lost ticks drv inj < <(measure_window 10)
+		read -r idle lost ticks drv inj ran _ < <(measure_window 10)
 		c1=$(thread_cputime)
 		clamp_lost=$(difference "$lost" "$base_lost")
 		ktap_diag "target $target: /proc/stat idle $idle%, work lost $lost% ($clamp_lost% to the clamp), ticks $ticks% of wall, driver measured $drv%, injected $inj%"
-		read -r ut st rt < <(thread_cputime_share "$c0" "$c1" "$(($(now_ns) - t0))")
-		ktap_diag "target $target: kidle_inject threads: utime $ut%, stime $st% of their CPUs, run time (forced idle included) $rt%"
+		read -r ut st < <(thread_cputime_share "$c0" "$c1" "$(($(now_ns) - t0))")
+		ktap_diag "target $target: kidle_inject threads: utime $ut%, stime $st% of their CPUs, run time (forced idle included) $ran%"
 		ktap_diag "stats: $(paste -sd' ' "$DEBUG_DIR/stats")"
 		within "target $target: /proc/stat idle vs target" "$idle" "$target" "$TOL_TARGET"
 		within "target $target: work lost to the clamp vs target" "$clamp_lost" "$target" "$TOL_TARGET"
@@ -105,25 +104,26 @@ check_accuracy() {
 
 
 # High targets (the review's defect 2): with max_idle at its limit, 85,
-# each target from 60 up must be reached, as /proc/stat's idle and the
-# loads' lost work show it, and a higher target must never give less
-# idle. Approached from below, so no neighbour is confident and no
-# compensation is added: what is measured is the interval plan itself.
-# (Before the fix 85, 90 and 99 gave 77, 61 and 50 %. Above 85, RT
-# throttling stops the SCHED_FIFO threads: 95 gave 91 %, 99 gave 70 %,
-# and 90 logged "RT throttling activated" in 2 runs of 3, so max_idle
-# stops at 85; the console scan fails the boot on that message.)
-# run time of the kidle_inject threads (ns), forced idle included
-thread_runtime_ns() {
-	local pid _ rt sum=0
-	while read -r pid _; do
-		read -r rt _ <"/proc/$pid/schedstat" && sum=$((sum + rt))
-	done < <(clamp_threads)
-	echo "$sum"
-}
-
+# each target from 60 up must be reached, as /proc/stat's idle shows it,
+# and a higher target must never give less idle. Approached from below, so
+# no neighbour is confident and no compensation is added: what is measured
+# is the interval plan itself. (Before the fix 85, 90 and 99 gave 77, 61
+# and 50 %. Above 85, RT throttling stops the SCHED_FIFO threads: 95 gave
+# 91 %, 99 gave 70 %, and 90 logged "RT throttling activated" in 2 runs of
+# 3, so max_idle stops at 85; the console scan fails the boot on that
+# message.)
+#
+# The loads lose the forced idle plus what the injecting threads run
+# outside it, each period's wakeup and its entry into and exit from the
+# idle loop: under TCG 0.4 to 1.1 ms a period, 2.4 to 3.5 points at 75
+# (31 periods a second a CPU, the most of any target), where on hardware
+# it is some microseconds. So the work lost is held against the threads' run
+# time (forced idle included, from their schedstat, which the loads'
+# schedstat does not see), and that cost on its own to a band: threads
+# that busy-waited for their boundary fail the band, a clamp that lost the
+# loads' time elsewhere fails the first.
 check_high_targets() {
-	local target idle lost ticks drv inj base_lost clamp_lost prev=0 t0 t1 w0 w1
+	local target idle lost ticks drv inj ran per base_lost clamp_lost cost prev=0
 	echo 85 >"$PARAMS/max_idle"
 	CDEV=$(cdev_dir) # max_idle registers the cooling device again
 	expect "max_idle 85: max_state" "$(cat "$CDEV/max_state")" 85
@@ -135,15 +135,17 @@ check_high_targets() {
 	for target in 60 70 75 80 85; do
 		set_target "$target"
 		sleep 3
-		t0=$(thread_runtime_ns) w0=$(now_ns)
-		read -r idle lost ticks drv inj < <(measure_window 8)
-		t1=$(thread_runtime_ns) w1=$(now_ns)
+		read -r idle lost ticks drv inj ran per < <(measure_window 8)
 		clamp_lost=$(difference "$lost" "$base_lost")
+		cost=$(difference "$ran" "$idle")
 		ktap_diag "target $target: /proc/stat idle $idle%, work lost $lost% ($clamp_lost% to the clamp), ticks $ticks% of wall, driver measured $drv%, injected $inj%"
-		ktap_diag "target $target: the injecting threads ran $(awk -v t="$((t1 - t0))" -v w="$(((w1 - w0) * NCPU))" 'BEGIN { printf "%.1f", 100 * t / w }')% of wall (RT throttling stops them near 95; read between periods, so +-3)"
+		ktap_diag "target $target: the injecting threads ran $ran% of wall, $cost points beyond the idle: $(awk -v c="$cost" -v p="$per" 'BEGIN { printf "%.2f", (p > 0 ? 10 * c / p : -1) }') ms in each of $per periods a CPU-second"
 		ktap_diag "stats: $(paste -sd' ' "$DEBUG_DIR/stats")"
 		within "high target $target: /proc/stat idle vs target" "$idle" "$target" "$TOL_HIGH_TARGET"
-		within "high target $target: work lost to the clamp vs target" "$clamp_lost" "$target" "$TOL_HIGH_TARGET"
+		within "high target $target: work lost to the clamp vs the injecting threads' run time" \
+			"$clamp_lost" "$ran" "$TOL_HIGH_TARGET"
+		between "high target $target: the threads' run time beyond the idle (points)" \
+			"$cost" "$THREAD_COST_MIN" "$THREAD_COST_MAX"
 		awk -v a="$idle" -v b="$prev" 'BEGIN { exit !(a >= b) }' &&
 			pass "high target $target: idle $idle% not below the previous target's $prev%" ||
 			fail "high target $target: idle $idle% below the previous target's $prev%"
