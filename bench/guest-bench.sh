@@ -28,6 +28,11 @@
 #   offline      round(T * N / 100) CPUs offline (never CPU 0)
 #   idlecost     LOC interrupts per second of an idle guest, module not
 #                loaded versus loaded with target 0
+#   timeline-powerclamp, timeline-cpumax
+#                one step to the first target, and after the settling
+#                time TIMELINE_S seconds of trace events (the CPUs' tasks,
+#                idle states and interrupts) printed between BENCH-TIMELINE
+#                lines, one "TL" line per event, for the host's picture
 set -u
 
 NCPU=$(nproc --all)
@@ -47,6 +52,7 @@ RAPL=""           # package-0 energy_uj, when intel_rapl bound
 RAPL_RANGE=0      # where energy_uj wraps
 PKG_TEMP=""       # the x86_pkg_temp zone's temp, when it bound
 TSC_HZ=0          # the rate MSR_PKG_C6_RESIDENCY counts at
+TIMELINE_S=${PC_TIMELINE_S:-1.5}  # traced; the host draws the last second
 
 log() { echo "# bench: $*"; }
 
@@ -96,15 +102,33 @@ stop_loads() {
 
 work_units() { pc-spin -r "${COUNTERS[@]}"; }
 
-# The loads' CPU time in ns (the first field of /proc/PID/schedstat): what
-# the guest says they got, against work_units, what they did with it.
+# Each reading below carries the moment it was taken, and each rate is
+# taken over its own readings' moments. Rates over the 200 ms samples'
+# span overstated the loads' lost CPU by 2 to 4 points: the readings came
+# a fork or two after the first sample and, in the clamped steps, after
+# trace_start too, so the CPU time covered less than the span it was
+# divided by.
+
+# work_sample: "us units", the loads' counted work and the middle of the
+# fork that read it (microseconds since the epoch)
+work_sample() {
+	local a b units
+	a=${EPOCHREALTIME/./}
+	units=$(work_units)
+	b=${EPOCHREALTIME/./}
+	echo "$(((a + b) / 2)) $units"
+}
+
+# load_runtime: "us ns", the loads' CPU time (the first field of
+# /proc/PID/schedstat: what the guest says they got, against work_units,
+# what they did with it) and when it was read. Builtins only.
 load_runtime() {
-	local pid ns sum=0
+	local pid ns sum=0 at=${EPOCHREALTIME/./}
 	for pid in "${LOADS[@]}"; do
 		read -r ns _ <"/proc/$pid/schedstat"
 		sum=$((sum + ns))
 	done
-	echo "$sum"
+	echo "$at $sum"
 }
 
 # pkg_setup: find the package's readers, if there is a package to read
@@ -144,17 +168,20 @@ pkg_temp() {
 }
 
 # window SECONDS: the loads' work and CPU time and the package's counters
-# over SECONDS, as "work runtime_ns wall_us pkg_c6_ticks energy_uj"
+# over SECONDS, as "work work_us runtime_ns runtime_us pkg_us pkg_c6_ticks
+# energy_uj", each with the time between its own two readings
 window() {
 	local w0 w1 r0 r1 s0 s1
-	w0=$(work_units) r0=$(load_runtime) s0=$(pkg_snapshot)
+	w0=$(work_sample) r0=$(load_runtime) s0=$(pkg_snapshot)
 	read -r -t "$1" -u "$NEVER_FD"
-	s1=$(pkg_snapshot) r1=$(load_runtime) w1=$(work_units)
-	awk -v a="$s0" -v b="$s1" -v w="$((w1 - w0))" -v r="$((r1 - r0))" \
+	s1=$(pkg_snapshot) r1=$(load_runtime) w1=$(work_sample)
+	awk -v a="$s0" -v b="$s1" -v w0="$w0" -v w1="$w1" -v r0="$r0" -v r1="$r1" \
 	    -v range="$RAPL_RANGE" 'BEGIN {
 		split(a, x, " "); split(b, y, " ")
+		split(w0, p, " "); split(w1, q, " "); split(r0, u, " "); split(r1, v, " ")
 		uj = x[3] < 0 ? -1 : (y[3] >= x[3] ? y[3] - x[3] : y[3] + range - x[3])
-		print w, r, y[1] - x[1], (x[2] < 0 ? -1 : y[2] - x[2]), uj
+		print q[2] - p[2], q[1] - p[1], v[2] - u[2], v[1] - u[1], y[1] - x[1],
+			(x[2] < 0 ? -1 : y[2] - x[2]), uj
 	}'
 }
 
@@ -243,7 +270,7 @@ run_target() {
 	local sync=-1 k=0 temp
 	apply "$method" 0
 	sleep 1
-	base="0 0 0 -1 -1"
+	base="0 0 0 0 0 -1 -1"
 	[ "$method" = none ] || base=$(window "$STEADY_S")
 	: >"$SAMPLES"
 	t0=$EPOCHREALTIME
@@ -251,7 +278,7 @@ run_target() {
 	steady=$((${t0/./} + SETTLE_S * 1000000))
 	sample_until "$steady"
 	[ "$method" = powerclamp ] && trace_start
-	w0=$(work_units)
+	w0=$(work_sample)
 	r0=$(load_runtime)
 	s0=$(pkg_snapshot)
 	echo "BENCH-MARK begin $method $target"
@@ -260,14 +287,14 @@ run_target() {
 	echo "BENCH-MARK end $method $target"
 	s1=$(pkg_snapshot)
 	r1=$(load_runtime)
-	w1=$(work_units)
+	w1=$(work_sample)
 	temp=$(pkg_temp)
 	if [ "$method" = powerclamp ]; then trace_stop; sync=$(sync_share); fi
 	[ "$method" = offline ] && k=$(offline_count "$target")
 	apply "$method" 0
 	# Figures over the steady window; settling from the 200 ms samples.
 	awk -v n="$NCPU" -v t0="$t0" -v steady_us="$steady" -v k="$k" \
-	    -v work="$((w1 - w0))" -v runtime="$((r1 - r0))" -v base="$base" \
+	    -v w0="$w0" -v w1="$w1" -v r0="$r0" -v r1="$r1" -v base="$base" \
 	    -v s0="$s0" -v s1="$s1" -v tsc_hz="$TSC_HZ" -v range="$RAPL_RANGE" \
 	    -v method="$method" -v target="$target" -v sync="$sync" -v temp="$temp" '
 		# idle shown in a span, in percent of all CPUs; offline CPUs count
@@ -285,12 +312,15 @@ run_target() {
 			secs = t[e] - t[s]
 			shown = idle(s, e)
 			ticks = 100 * (tot[e] - tot[s]) / ((n - k) * secs * 100)
-			rate = work / secs
-			share = 100 * runtime / 1e9 / (n * secs)
-			split(base, b, " ")    # work runtime_ns wall_us c6_ticks energy_uj
-			brate = b[3] > 0 ? b[1] / (b[3] / 1e6) : 0
-			bshare = b[3] > 0 ? 100 * b[2] / 1e9 / (n * b[3] / 1e6) : 0
-			bwatts = b[3] > 0 && b[5] >= 0 ? b[5] / b[3] : -1
+			split(w0, wa, " "); split(w1, wb, " "); split(r0, ra, " "); split(r1, rb, " ")
+			work = wb[2] - wa[2]
+			rate = work / ((wb[1] - wa[1]) / 1e6)
+			share = 100 * (rb[2] - ra[2]) / 1e9 / (n * (rb[1] - ra[1]) / 1e6)
+			# work work_us runtime_ns runtime_us pkg_us c6_ticks energy_uj
+			split(base, b, " ")
+			brate = b[2] > 0 ? b[1] / (b[2] / 1e6) : 0
+			bshare = b[4] > 0 ? 100 * b[3] / 1e9 / (n * b[4] / 1e6) : 0
+			bwatts = b[5] > 0 && b[7] >= 0 ? b[7] / b[5] : -1
 			lost = brate > 0 ? 100 * (1 - rate / brate) : 0
 			cpulost = bshare > 0 ? 100 * (1 - share / bshare) : 0
 			split(s0, x, " "); split(s1, y, " ")
@@ -298,7 +328,7 @@ run_target() {
 			c6 = pc6(x[2] < 0 ? -1 : y[2] - x[2], us)
 			uj = x[3] < 0 ? -1 : energy(x[3], y[3])
 			w = uj < 0 ? -1 : uj / us
-			ujpu = uj >= 0 && work > 0 ? uj / work : -1
+			ujpu = w > 0 && rate > 0 ? w * 1e6 / rate : -1	# W over units/s
 			# performance per watt against the unclamped window before,
 			# performance being the CPU time the loads got: their counted
 			# work per CPU second moves with the load on the host under TCG
@@ -317,11 +347,85 @@ run_target() {
 		}' "$SAMPLES" | tee -a /tmp/results
 }
 
+# The events of the timeline: which task each CPU runs, when it enters and
+# leaves an idle state, and the interrupts that wake it (the driver's own
+# events where the kernel has them, to check the picture against).
+TIMELINE_EVENTS="sched/sched_switch power/cpu_idle irq_vectors/local_timer_entry
+	irq_vectors/reschedule_entry irq_vectors/call_function_single_entry
+	irq_vectors/call_function_entry irq/irq_handler_entry
+	powerclamp/powerclamp_injection"
+
+# timeline_events: the trace as "TL SECONDS CPU KIND ARG" lines: KIND sw
+# (ARG the task switched to: load, inject, idle or other), idle (ARG 1 on
+# entry, 0 on exit), irq (ARG its name) or inject (the driver's event)
+timeline_events() {
+	awk '
+		/^#/ { next }
+		{
+			for (i = 1; i <= NF; i++) {
+				if ($i ~ /^\[[0-9]+\]$/) cpu = substr($i, 2, length($i) - 2) + 0
+				if ($i ~ /^[0-9]+\.[0-9]+:$/) { ts = $i + 0; ev = $(i + 1); f = i + 2; break }
+			}
+			sub(":$", "", ev)
+			if (ev == "sched_switch") {
+				for (; f <= NF; f++) if ($f ~ /^next_comm=/) nxt = substr($f, 11)
+				kind = "other"
+				if (nxt ~ /^pc-spin/) kind = "load"
+				else if (nxt ~ /^kidle_inj/) kind = "inject"
+				else if (nxt ~ /^swapper/) kind = "idle"
+				printf "TL %.6f %d sw %s\n", ts, cpu, kind
+			} else if (ev == "cpu_idle") {
+				# state=4294967295 (PWR_EVENT_EXIT) leaves the idle state
+				printf "TL %.6f %d idle %d\n", ts, cpu, ($f !~ /^state=4294967295/)
+			} else if (ev == "powerclamp_injection") {
+				printf "TL %.6f %d inject 1\n", ts, cpu
+			} else {
+				name = ev; sub("_entry$", "", name)
+				if (ev == "irq_handler_entry")
+					for (; f <= NF; f++) if ($f ~ /^name=/) name = substr($f, 6)
+				printf "TL %.6f %d irq %s\n", ts, cpu, name
+			}
+		}' "$TRACE/trace"
+}
+
+# run_timeline METHOD: the first target of TARGETS, traced for TIMELINE_S
+run_timeline() {
+	local method=$1 target=${TARGETS%% *} ev
+	[ "$method" = powerclamp ] && { load_module || { log "cannot load $MODULE"; return 1; }; }
+	apply "$method" "$target"
+	read -r -t "$SETTLE_S" -u "$NEVER_FD"
+	echo global >"$TRACE/trace_clock"
+	echo 8192 >"$TRACE/buffer_size_kb"
+	echo >"$TRACE/trace"
+	for ev in $TIMELINE_EVENTS; do
+		[ -d "$TRACE/events/$ev" ] || continue
+		echo 0 >"$TRACE/events/$ev/filter"
+		echo 1 >"$TRACE/events/$ev/enable"
+	done
+	read -r -t "$TIMELINE_S" -u "$NEVER_FD"
+	for ev in $TIMELINE_EVENTS; do
+		[ -d "$TRACE/events/$ev" ] && echo 0 >"$TRACE/events/$ev/enable"
+	done
+	# printed before the module goes: unloading a module whose events
+	# were on empties the trace
+	echo "BENCH-TIMELINE begin $method $target $NCPU"
+	timeline_events
+	echo "BENCH-TIMELINE end $method $target"
+	echo >"$TRACE/trace"
+	apply "$method" 0
+	[ "$method" = powerclamp ] && unload_module
+	return 0
+}
+
 run_method() {
 	local method=$1 target
 	case "$method" in
 	none)
 		run_target none 0
+		return
+		;;
+	timeline-*)
+		run_timeline "${method#timeline-}"
 		return
 		;;
 	powerclamp) load_module || { log "cannot load $MODULE"; return 1; } ;;

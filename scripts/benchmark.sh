@@ -16,24 +16,35 @@
 # so the stock kernel gets MWAIT in CPUID and idle=halt, which keeps its
 # idle loop on HLT (it is not offlined, where it would MWAIT).
 #
-# usage: scripts/benchmark.sh [--package] [--smp N] [--targets "5 10 ..."] [--out DIR]
+# --timeline boots the same two kernels for one step each to the first
+# target (25 unless --targets says otherwise) with this driver, cpu.max and
+# the stock driver, traces a second and a half of it and draws the last
+# second per CPU (scripts/timeline.sh): timeline.png and timeline.txt.
+#
+# usage: scripts/benchmark.sh [--package] [--timeline] [--smp N] [--targets "5 10 ..."] [--out DIR]
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 SMP=4
-TARGETS="5 10 15 20 25 30 35 40 45 49"
+TARGETS=""
 OUT=$LOG_DIR/bench
 PACKAGE=""
+TIMELINE=""
 while (($#)); do
 	case "$1" in
 	--package) PACKAGE=1; shift ;;
+	--timeline) TIMELINE=1; shift ;;
 	--smp) SMP=$2; shift 2 ;;
 	--targets) TARGETS=$2; shift 2 ;;
 	--out) OUT=$2; shift 2 ;;
 	*) die "unknown argument: $1" ;;
 	esac
 done
+if [ -z "$TARGETS" ]; then
+	TARGETS="5 10 15 20 25 30 35 40 45 49"
+	[ -z "$TIMELINE" ] || TARGETS=25
+fi
 NAME=pc-bench-$$
 MARKS=$OUT/marks.txt
 CSV=$OUT/results.csv
@@ -190,6 +201,15 @@ main() {
 		patched_qemu=(--emulator package --cpu "Skylake-Client,pkg-model=on")
 		stock_qemu=(--emulator package --cpu "Skylake-Client,+monitor,pkg-model=on")
 		stock_append=idle=halt
+	fi
+	if [ -n "$TIMELINE" ]; then
+		PC_KERNEL=bench boot patched timeline-powerclamp,timeline-cpumax "" \
+			"${patched_qemu[@]}"
+		PC_KERNEL=bench boot stock timeline-powerclamp "$stock_append" \
+			--kernel "$STOCK_KERNEL" --initrd "$STOCK_INITRD" "${stock_qemu[@]}"
+		"$REPO_DIR/scripts/timeline.sh" "$OUT" "patched=$OUT/console-patched.log" \
+			"stock=$OUT/console-stock.log"
+		return
 	fi
 	PC_KERNEL=bench boot patched none,powerclamp,cpumax,offline,idlecost "" \
 		"${patched_qemu[@]}"
