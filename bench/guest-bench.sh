@@ -40,6 +40,7 @@ METHODS=${PC_METHODS:-none,powerclamp,cpumax,offline,idlecost}
 TARGETS=${PC_TARGETS:-5 10 15 20 25 30 35 40 45 49}
 SETTLE_S=${PC_SETTLE_S:-3}   # sampled from the step on, not in the figures
 STEADY_S=${PC_STEADY_S:-5}   # the window the figures are taken over
+SYNC_S=${PC_SYNC_S:-2}       # traced after it, for the synchronisation
 MODULE=intel_powerclamp
 CGROUP=/sys/fs/cgroup/bench
 TRACE=/sys/kernel/tracing
@@ -249,54 +250,97 @@ sync_share() {
 	echo >"$TRACE/trace"
 }
 
-# sample_until END_US: append "time idle_ticks total_ticks" every 200 ms
-# until END_US (microseconds since the epoch). Shell builtins only: a fork
-# costs tens of ms in a TCG guest and would take CPU from the loads.
-sample_until() {
+# sample: append "time idle_ticks total_ticks" to SAMPLES. Shell builtins
+# only: a fork costs tens of ms in a TCG guest and would take CPU from the
+# loads.
+sample() {
 	local now _ u ni s i w q sq st
+	now=$EPOCHREALTIME
+	read -r _ u ni s i w q sq st _ </proc/stat
+	echo "$now $((i + w)) $((u + ni + s + i + w + q + sq + st))" >>"$SAMPLES"
+}
+
+# sleep_until END_US: until END_US (microseconds since the epoch)
+sleep_until() {
+	local left=$(($1 - ${EPOCHREALTIME/./}))
+	((left > 0)) || return 0
+	read -r -t "$((left / 1000000)).$(printf '%06d' $((left % 1000000)))" -u "$NEVER_FD"
+}
+
+# sample_until END_US STEP_US: a sample every STEP_US until END_US
+sample_until() {
+	local next=${EPOCHREALTIME/./}
 	while :; do
-		now=$EPOCHREALTIME
-		read -r _ u ni s i w q sq st _ </proc/stat
-		echo "$now $((i + w)) $((u + ni + s + i + w + q + sq + st))" >>"$SAMPLES"
-		((${now/./} < $1)) || break
-		read -r -t 0.2 -u "$NEVER_FD"
+		sample
+		((${EPOCHREALTIME/./} < $1)) || break
+		next=$((next + $2))
+		sleep_until "$next"
 	done
 }
 
+# sample_step METHOD TARGET: microseconds between the settling samples, a
+# whole number of the method's periods and at least 200 ms, so that any
+# span of samples holds whole periods whatever their phase: duration *
+# 100 / target for the drivers (both plan their interval so), cpu.max's
+# 100 ms, 200 ms otherwise
+sample_step() {
+	local period=0 d
+	case "$1" in
+	powerclamp)
+		read -r d <"/sys/module/$MODULE/parameters/duration" 2>/dev/null &&
+			period=$((d * 100000 / $2))
+		;;
+	cpumax) period=100000 ;;
+	esac
+	((period > 0)) || { echo 200000; return; }
+	echo $(((200000 + period - 1) / period * period))
+}
+
 # run_target METHOD TARGET: an unclamped window, then one step 0 -> TARGET,
-# and the step's figures against that window
+# and the step's figures against that window. The steady window runs
+# nothing beside the loads but the readings at its ends: samples every
+# 200 ms and the sched_switch trace cost the loads 0.5 and 1 point of CPU
+# in it; settling is sampled before it, the synchronisation traced after.
 run_target() {
-	local method=$1 target=$2 t0 steady end w0 w1 r0 r1 s0 s1 base
+	local method=$1 target=$2 t0 steady end w0 w1 r0 r1 s0 s1 base step
 	local sync=-1 k=0 temp
 	apply "$method" 0
 	sleep 1
 	base="0 0 0 0 0 -1 -1"
 	[ "$method" = none ] || base=$(window "$STEADY_S")
 	: >"$SAMPLES"
+	step=$(sample_step "$method" "$target")
 	t0=$EPOCHREALTIME
 	apply "$method" "$target"
 	steady=$((${t0/./} + SETTLE_S * 1000000))
-	sample_until "$steady"
-	[ "$method" = powerclamp ] && trace_start
+	sample_until "$steady" "$step"
 	w0=$(work_sample)
 	r0=$(load_runtime)
 	s0=$(pkg_snapshot)
 	echo "BENCH-MARK begin $method $target"
 	end=$((steady + STEADY_S * 1000000))
-	sample_until "$end"
+	sleep_until "$end"
+	sample
 	echo "BENCH-MARK end $method $target"
 	s1=$(pkg_snapshot)
 	r1=$(load_runtime)
 	w1=$(work_sample)
 	temp=$(pkg_temp)
-	if [ "$method" = powerclamp ]; then trace_stop; sync=$(sync_share); fi
+	if [ "$method" = powerclamp ]; then
+		trace_start
+		read -r -t "$SYNC_S" -u "$NEVER_FD"
+		trace_stop
+		sync=$(sync_share)
+	fi
 	[ "$method" = offline ] && k=$(offline_count "$target")
 	apply "$method" 0
-	# Figures over the steady window; settling from the 200 ms samples.
+	# Figures over the steady window, its first sample the last of the
+	# settling ones; settling from those.
 	awk -v n="$NCPU" -v t0="$t0" -v steady_us="$steady" -v k="$k" \
 	    -v w0="$w0" -v w1="$w1" -v r0="$r0" -v r1="$r1" -v base="$base" \
 	    -v s0="$s0" -v s1="$s1" -v tsc_hz="$TSC_HZ" -v range="$RAPL_RANGE" \
-	    -v method="$method" -v target="$target" -v sync="$sync" -v temp="$temp" '
+	    -v method="$method" -v target="$target" -v sync="$sync" -v temp="$temp" \
+	    -v step="$step" '
 		# idle shown in a span, in percent of all CPUs; offline CPUs count
 		# as idle (their /proc/stat columns stand still)
 		function idle(i, j) {
@@ -306,6 +350,7 @@ run_target() {
 		# percent and power in W (-1 where there is no counter)
 		function pc6(ticks, us) { return ticks < 0 || tsc_hz <= 0 ? -1 : 100 * ticks / (us / 1e6 * tsc_hz) }
 		function energy(a, b) { return a < 0 ? -1 : (b >= a ? b - a : b + range - a) }
+		BEGIN { m = 0 }
 		{ t[m] = $1; id[m] = $2; tot[m] = $3; if (!s && $1 >= steady_us / 1e6) s = m; m++ }
 		END {
 			e = m - 1
@@ -322,7 +367,10 @@ run_target() {
 			bshare = b[4] > 0 ? 100 * b[3] / 1e9 / (n * b[4] / 1e6) : 0
 			bwatts = b[5] > 0 && b[7] >= 0 ? b[7] / b[5] : -1
 			lost = brate > 0 ? 100 * (1 - rate / brate) : 0
-			cpulost = bshare > 0 ? 100 * (1 - share / bshare) : 0
+			# in points of the CPUs wall time, as the idle shown: a ratio
+			# to the unclamped share inflated it by target x h / (100 - h)
+			# where h is the share the loads never get (1 to 3 %)
+			cpulost = bshare > 0 ? bshare - share : 0
 			split(s0, x, " "); split(s1, y, " ")
 			us = y[1] - x[1]
 			c6 = pc6(x[2] < 0 ? -1 : y[2] - x[2], us)
@@ -333,17 +381,20 @@ run_target() {
 			# performance being the CPU time the loads got: their counted
 			# work per CPU second moves with the load on the host under TCG
 			ppw = w > 0 && bwatts > 0 && bshare > 0 ? (share / w) / (bshare / bwatts) : -1
-			# settled: from the first 1 s span (5 samples) on whose idle
-			# stays within 1 point of the steady value
+			# settled: from the first settling sample on which every later
+			# span of at least 1 s (whole periods: sample_step) up to the
+			# steady window stays within 1 point of the steady value; -1
+			# if none does by then
+			span = int((1e6 + step - 1) / step)
 			settle = -1
-			for (i = e - 5; i >= 0; i--) {
-				v = idle(i, i + 5) - shown
+			for (i = s - span; i >= 0; i--) {
+				v = idle(i, i + span) - shown
 				if (v > 1 || v < -1) break
-				settle = t[i + 5] - t0
+				settle = t[i] - t0
 			}
-			printf "BENCH-RESULT method=%s target=%d idle=%.2f lost=%.2f cpulost=%.2f ticks=%.1f settle=%.2f sync=%s rate=%.0f share=%.2f secs=%.2f baserate=%.0f pc6=%.2f watts=%.3f basewatts=%.3f ujpu=%.4f ppw=%.3f temp=%d\n",
+			printf "BENCH-RESULT method=%s target=%d idle=%.2f lost=%.2f cpulost=%.2f ticks=%.1f settle=%.2f sync=%s rate=%.0f share=%.2f secs=%.2f baserate=%.0f pc6=%.2f watts=%.3f basewatts=%.3f ujpu=%.4f ppw=%.3f temp=%d baseshare=%.2f step=%.3f\n",
 				method, target, shown, lost, cpulost, ticks, settle, sync, rate, share, secs,
-				brate, c6, w, bwatts, ujpu, ppw, temp
+				brate, c6, w, bwatts, ujpu, ppw, temp, bshare, step / 1e6
 		}' "$SAMPLES" | tee -a /tmp/results
 }
 
