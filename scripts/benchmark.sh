@@ -146,6 +146,38 @@ print_table() {
 	done
 }
 
+# print_against_offline: perf/W of this driver, the stock one and cpu.max
+# against offlining's at the same idle. Offlining reaches multiples of
+# 100/N exactly and nothing between; its perf/W is taken at each idle it
+# reached (0 also from the unthrottled run, perf/W 1) and interpolated
+# linearly between them at each target, as offlining and onlining a CPU
+# in turn would average.
+print_against_offline() {
+	stage "perf/W against offlining interpolated to the same idle"
+	awk '
+	BEGIN { FS = "," }
+	NR > 1 && $1 == "patched" && $2 == "offline" && $18 > 0 { x[++n] = $4; y[n] = $18 }
+	NR > 1 && $18 > 0 && ($2 == "powerclamp" || $2 == "cpumax") { row[++m] = $1 " " $2 " " $3 " " $18 }
+	END {
+		x[0] = 0; y[0] = 1
+		# offline points sorted by idle, one per idle level (the mean)
+		for (i = 0; i <= n; i++) { k = sprintf("%.0f", x[i]); sx[k] += x[i]; sy[k] += y[i]; c[k]++ }
+		for (k in c) { lv[++L] = sx[k] / c[k]; pw[L] = sy[k] / c[k] }
+		for (i = 1; i <= L; i++) for (j = i + 1; j <= L; j++) if (lv[j] < lv[i]) {
+			t = lv[i]; lv[i] = lv[j]; lv[j] = t; t = pw[i]; pw[i] = pw[j]; pw[j] = t }
+		if (L < 2) { print "    offlining reached fewer than two idle levels: no interpolation"; exit }
+		printf "%-20s %6s %8s %12s %7s\n", "kernel method", "target", "perf/W", "offline(int)", "ratio"
+		for (r = 1; r <= m; r++) {
+			split(row[r], f, " ")
+			T = f[3]; if (T > lv[L]) continue
+			for (i = 1; i < L && lv[i + 1] < T; i++) ;
+			o = pw[i] + (pw[i + 1] - pw[i]) * (T - lv[i]) / (lv[i + 1] - lv[i])
+			printf "%-20s %6d %8.3f %12.3f %7.3f\n", f[1] " " f[2], T, f[4], o, f[4] / o
+		}
+	}
+	' "$CSV"
+}
+
 plot() {
 	command -v gnuplot >/dev/null || { info "gnuplot missing: no plot"; return; }
 	local data=$OUT/plot.dat m
@@ -216,7 +248,7 @@ main() {
 	PC_KERNEL=bench boot stock none,powerclamp,idlecost "$stock_append" \
 		--kernel "$STOCK_KERNEL" --initrd "$STOCK_INITRD" "${stock_qemu[@]}"
 	write_csv >"$CSV"
-	print_table | tee "$OUT/table.txt"
+	{ print_table; print_against_offline; } | tee "$OUT/table.txt"
 	plot
 	info "CSV: $CSV"
 }
