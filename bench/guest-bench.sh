@@ -1,9 +1,10 @@
 #!/bin/bash
 # Guest side of scripts/benchmark.sh, run by the test init (pc.mode=bench).
 # One counting load (pc-spin) per vCPU; for each method and target: release
-# the throttle for a second, step to the target, sample /proc/stat every
-# 200 ms through the settling and steady windows, and print one BENCH-RESULT
-# line. BENCH-MARK lines bracket each steady window so that the host can
+# the throttle for a second, an unclamped window, step to the target,
+# sample /proc/stat through the settling time on whole periods, read the
+# loads and the package at both ends of the steady window, and print one
+# BENCH-RESULT line. BENCH-MARK lines bracket each steady window so that the host can
 # read QEMU's own CPU time at the same moments.
 #
 # Every clamped step is measured against an unclamped window of its own,
@@ -45,6 +46,7 @@ MODULE=intel_powerclamp
 CGROUP=/sys/fs/cgroup/bench
 TRACE=/sys/kernel/tracing
 SAMPLES=/tmp/samples
+SAMPLE_US=0       # when the last sample was taken
 COUNTERS=()
 LOADS=()
 CDEV=""
@@ -258,21 +260,24 @@ sample() {
 	now=$EPOCHREALTIME
 	read -r _ u ni s i w q sq st _ </proc/stat
 	echo "$now $((i + w)) $((u + ni + s + i + w + q + sq + st))" >>"$SAMPLES"
+	SAMPLE_US=${now/./}
 }
 
 # sleep_until END_US: until END_US (microseconds since the epoch)
 sleep_until() {
-	local left=$(($1 - ${EPOCHREALTIME/./}))
+	local left=$(($1 - ${EPOCHREALTIME/./})) frac
 	((left > 0)) || return 0
-	read -r -t "$((left / 1000000)).$(printf '%06d' $((left % 1000000)))" -u "$NEVER_FD"
+	printf -v frac '%06d' $((left % 1000000))
+	read -r -t "$((left / 1000000)).$frac" -u "$NEVER_FD"
 }
 
-# sample_until END_US STEP_US: a sample every STEP_US until END_US
+# sample_until END_US STEP_US: a sample every STEP_US until one taken at
+# or after END_US
 sample_until() {
 	local next=${EPOCHREALTIME/./}
 	while :; do
 		sample
-		((${EPOCHREALTIME/./} < $1)) || break
+		((SAMPLE_US < $1)) || break
 		next=$((next + $2))
 		sleep_until "$next"
 	done
@@ -287,7 +292,7 @@ sample_step() {
 	local period=0 d
 	case "$1" in
 	powerclamp)
-		read -r d <"/sys/module/$MODULE/parameters/duration" 2>/dev/null &&
+		read -r d 2>/dev/null <"/sys/module/$MODULE/parameters/duration" &&
 			period=$((d * 100000 / $2))
 		;;
 	cpumax) period=100000 ;;
@@ -351,7 +356,7 @@ run_target() {
 		function pc6(ticks, us) { return ticks < 0 || tsc_hz <= 0 ? -1 : 100 * ticks / (us / 1e6 * tsc_hz) }
 		function energy(a, b) { return a < 0 ? -1 : (b >= a ? b - a : b + range - a) }
 		BEGIN { m = 0 }
-		{ t[m] = $1; id[m] = $2; tot[m] = $3; if (!s && $1 >= steady_us / 1e6) s = m; m++ }
+		{ t[m] = $1; id[m] = $2; tot[m] = $3; if (s == "" && $1 >= steady_us / 1e6) s = m; m++ }
 		END {
 			e = m - 1
 			secs = t[e] - t[s]

@@ -147,32 +147,35 @@ print_table() {
 }
 
 # print_against_offline: perf/W of this driver, the stock one and cpu.max
-# against offlining's at the same idle. Offlining reaches multiples of
-# 100/N exactly and nothing between; its perf/W is taken at each idle it
-# reached (0 also from the unthrottled run, perf/W 1) and interpolated
-# linearly between them at each target, as offlining and onlining a CPU
-# in turn would average.
+# against offlining's at the same throttle, the CPU the loads lost (not
+# the target, nor the idle shown, which the stock kernel gets wrong).
+# Offlining reaches multiples of 100/N exactly and nothing between; its
+# perf/W is taken at each level it reached (0 also from the unthrottled
+# run, perf/W 1) and interpolated linearly between them, as offlining and
+# onlining a CPU in turn would average.
 print_against_offline() {
-	stage "perf/W against offlining interpolated to the same idle"
+	stage "perf/W against offlining interpolated to the same CPU lost"
 	awk '
 	BEGIN { FS = "," }
-	NR > 1 && $1 == "patched" && $2 == "offline" && $18 > 0 { x[++n] = $4; y[n] = $18 }
-	NR > 1 && $18 > 0 && ($2 == "powerclamp" || $2 == "cpumax") { row[++m] = $1 " " $2 " " $3 " " $18 }
+	NR > 1 && $1 == "patched" && $2 == "offline" && $18 > 0 { x[++n] = $8; y[n] = $18 }
+	NR > 1 && $18 > 0 && ($2 == "powerclamp" || $2 == "cpumax") { row[++m] = $1 " " $2 " " $3 " " $18 " " $8 }
 	END {
 		x[0] = 0; y[0] = 1
-		# offline points sorted by idle, one per idle level (the mean)
-		for (i = 0; i <= n; i++) { k = sprintf("%.0f", x[i]); sx[k] += x[i]; sy[k] += y[i]; c[k]++ }
+		# offline points sorted by CPU lost, one per level: the mean of
+		# those within 5 points of each other (0 or k x 100 / N)
+		for (i = 0; i <= n; i++) { k = sprintf("%.0f", x[i] / 10); sx[k] += x[i]; sy[k] += y[i]; c[k]++ }
 		for (k in c) { lv[++L] = sx[k] / c[k]; pw[L] = sy[k] / c[k] }
 		for (i = 1; i <= L; i++) for (j = i + 1; j <= L; j++) if (lv[j] < lv[i]) {
 			t = lv[i]; lv[i] = lv[j]; lv[j] = t; t = pw[i]; pw[i] = pw[j]; pw[j] = t }
 		if (L < 2) { print "    offlining reached fewer than two idle levels: no interpolation"; exit }
-		printf "%-20s %6s %8s %12s %7s\n", "kernel method", "target", "perf/W", "offline(int)", "ratio"
+		printf "%-20s %6s %9s %8s %12s %7s\n", "kernel method", "target", "CPU lost", "perf/W", "offline(int)", "ratio"
 		for (r = 1; r <= m; r++) {
 			split(row[r], f, " ")
-			T = f[3]; if (T > lv[L]) continue
-			for (i = 1; i < L && lv[i + 1] < T; i++) ;
+			# past the last level by up to 5 points: its segment extended
+			T = f[5]; if (T > lv[L] + 5 || T < 0) continue
+			for (i = 1; i < L - 1 && lv[i + 1] < T; i++) ;
 			o = pw[i] + (pw[i + 1] - pw[i]) * (T - lv[i]) / (lv[i + 1] - lv[i])
-			printf "%-20s %6d %8.3f %12.3f %7.3f\n", f[1] " " f[2], T, f[4], o, f[4] / o
+			printf "%-20s %6d %9.2f %8.3f %12.3f %7.3f\n", f[1] " " f[2], f[3], T, f[4], o, f[4] / o
 		}
 	}
 	' "$CSV"

@@ -150,7 +150,7 @@ plot() {
 		set multiplot layout $#,1
 		set xlabel "ms"
 		set yrange [-1.6:$(awk -v f="$OUT/$1.tl" 'BEGIN { getline l <f; n = split(l, w, " "); print w[n - 1] - 0.4 }')]
-		set ytics ("package" -1, "CPU 0" 0, "CPU 1" 1, "CPU 2" 2, "CPU 3" 3)
+		set ytics ("package" -1$(awk -v f="$OUT/$1.tl" 'BEGIN { getline l <f; n = split(l, w, " "); for (c = 0; c < w[n - 1]; c++) printf ", \"CPU %d\" %d", c, c }'))
 		set key outside right top
 		$panels
 		unset multiplot
