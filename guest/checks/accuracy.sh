@@ -115,7 +115,7 @@ check_accuracy() {
 #
 # The loads lose the forced idle plus what the injecting threads run
 # outside it, each period's wakeup and its entry into and exit from the
-# idle loop: under TCG 0.4 to 1.1 ms a period, 2.4 to 3.5 points at 75
+# idle loop: under TCG 0.4 to 1.3 ms a period, 2.4 to 3.5 points at 75
 # (31 periods a second a CPU, the most of any target), where on hardware
 # it is some microseconds. So the work lost is held against the threads' run
 # time (forced idle included, from their schedstat, which the loads'
