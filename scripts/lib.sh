@@ -111,7 +111,7 @@ keep_unchanged_times() {
 
 # installed_version PACKAGE: its installed Debian version, or nothing
 installed_version() {
-	dpkg-query -W -f='${Status} ${Version}\n' "$1" 2>/dev/null |
+	{ dpkg-query -W -f='${Status} ${Version}\n' "$1" 2>/dev/null || true; } |
 		awk '$1 == "install" && $3 == "installed" { print $4 }'
 }
 
