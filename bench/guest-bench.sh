@@ -404,24 +404,26 @@ run_target() {
 }
 
 # The events of the timeline: which task each CPU runs, when it enters and
-# leaves an idle state, and the interrupts that wake it (the driver's own
-# events where the kernel has them, to check the picture against).
+# leaves an idle state, and the interrupts that wake it.
 TIMELINE_EVENTS="sched/sched_switch power/cpu_idle irq_vectors/local_timer_entry
 	irq_vectors/reschedule_entry irq_vectors/call_function_single_entry
-	irq_vectors/call_function_entry irq/irq_handler_entry
-	powerclamp/powerclamp_injection"
+	irq_vectors/call_function_entry irq/irq_handler_entry"
 
 # timeline_events: the trace as "TL SECONDS CPU KIND ARG" lines: KIND sw
 # (ARG the task switched to: load, inject, idle or other), idle (ARG 1 on
-# entry, 0 on exit), irq (ARG its name) or inject (the driver's event)
+# entry, 0 on exit) or irq (ARG its name). A line without a CPU and a
+# timestamp (a lost-events notice) is skipped, not read with the last
+# line's fields.
 timeline_events() {
 	awk '
 		/^#/ { next }
 		{
+			cpu = -1; ev = ""; nxt = ""
 			for (i = 1; i <= NF; i++) {
 				if ($i ~ /^\[[0-9]+\]$/) cpu = substr($i, 2, length($i) - 2) + 0
 				if ($i ~ /^[0-9]+\.[0-9]+:$/) { ts = $i + 0; ev = $(i + 1); f = i + 2; break }
 			}
+			if (cpu < 0 || ev == "") next
 			sub(":$", "", ev)
 			if (ev == "sched_switch") {
 				for (; f <= NF; f++) if ($f ~ /^next_comm=/) nxt = substr($f, 11)
@@ -433,8 +435,6 @@ timeline_events() {
 			} else if (ev == "cpu_idle") {
 				# state=4294967295 (PWR_EVENT_EXIT) leaves the idle state
 				printf "TL %.6f %d idle %d\n", ts, cpu, ($f !~ /^state=4294967295/)
-			} else if (ev == "powerclamp_injection") {
-				printf "TL %.6f %d inject 1\n", ts, cpu
 			} else {
 				name = ev; sub("_entry$", "", name)
 				if (ev == "irq_handler_entry")

@@ -78,11 +78,13 @@ segments() {
 			for (i = 2; i <= last && ts[i] <= t1; i++) {
 				c = cpu[i]; t = ts[i]
 				if (kind[i] == "irq") {
-					if (t >= t0) printf "%d %.3f %s\n", c, (t - t0) * 1e3, arg[i] >irq
-					if (t >= t0) irqs[c]++
+					if (t >= t0) {
+						printf "%d %.3f %s\n", c, (t - t0) * 1e3, arg[i] >irq
+						irqs[c]++
+					}
 					continue
 				}
-				if (kind[i] == "inject") { if (t >= t0) injections[c]++; continue }
+				if (kind[i] != "sw" && kind[i] != "idle") continue
 				close_cpu(c, t)
 				if (kind[i] == "sw") {
 					if (arg[i] == "inject" && t >= t0) periods[c]++
