@@ -46,6 +46,7 @@ MODULE=intel_powerclamp
 CGROUP=/sys/fs/cgroup/bench
 TRACE=/sys/kernel/tracing
 SAMPLES=/tmp/samples
+STATS=/sys/kernel/debug/$MODULE/stats	# this driver's, not the stock one's
 SAMPLE_US=0       # when the last sample was taken
 COUNTERS=()
 LOADS=()
@@ -252,14 +253,20 @@ sync_share() {
 	echo >"$TRACE/trace"
 }
 
-# sample: append "time idle_ticks total_ticks" to SAMPLES. Shell builtins
-# only: a fork costs tens of ms in a TCG guest and would take CPU from the
-# loads.
+# sample: append "time idle_ticks total_ticks windows" to SAMPLES, windows
+# being the control windows this driver has closed (-1 without its
+# debugfs stats). Shell builtins only: a fork costs tens of ms in a TCG
+# guest and would take CPU from the loads.
 sample() {
-	local now _ u ni s i w q sq st
+	local now _ u ni s i w q sq st key value windows=-1
 	now=$EPOCHREALTIME
 	read -r _ u ni s i w q sq st _ </proc/stat
-	echo "$now $((i + w)) $((u + ni + s + i + w + q + sq + st))" >>"$SAMPLES"
+	if [ -r "$STATS" ]; then
+		while read -r key value; do
+			[ "$key" = windows: ] && { windows=$value; break; }
+		done <"$STATS"
+	fi
+	echo "$now $((i + w)) $((u + ni + s + i + w + q + sq + st)) $windows" >>"$SAMPLES"
 	SAMPLE_US=${now/./}
 }
 
@@ -356,7 +363,7 @@ run_target() {
 		function pc6(ticks, us) { return ticks < 0 || tsc_hz <= 0 ? -1 : 100 * ticks / (us / 1e6 * tsc_hz) }
 		function energy(a, b) { return a < 0 ? -1 : (b >= a ? b - a : b + range - a) }
 		BEGIN { m = 0 }
-		{ t[m] = $1; id[m] = $2; tot[m] = $3; if (s == "" && $1 >= steady_us / 1e6) s = m; m++ }
+		{ t[m] = $1; id[m] = $2; tot[m] = $3; win[m] = $4; if (s == "" && $1 >= steady_us / 1e6) s = m; m++ }
 		END {
 			e = m - 1
 			secs = t[e] - t[s]
@@ -389,17 +396,19 @@ run_target() {
 			# settled: from the first settling sample on which every later
 			# span of at least 1 s (whole periods: sample_step) up to the
 			# steady window stays within 1 point of the steady value; -1
-			# if none does by then
+			# if none does by then. Also counted in control windows: those
+			# this driver closed from the step to that sample.
 			span = int((1e6 + step - 1) / step)
-			settle = -1
+			settle = -1; settlewin = -1
 			for (i = s - span; i >= 0; i--) {
 				v = idle(i, i + span) - shown
 				if (v > 1 || v < -1) break
 				settle = t[i] - t0
+				settlewin = win[0] < 0 ? -1 : win[i] - win[0]
 			}
-			printf "BENCH-RESULT method=%s target=%d idle=%.2f lost=%.2f cpulost=%.2f ticks=%.1f settle=%.2f sync=%s rate=%.0f share=%.2f secs=%.2f baserate=%.0f pc6=%.2f watts=%.3f basewatts=%.3f ujpu=%.4f ppw=%.3f temp=%d baseshare=%.2f step=%.3f\n",
+			printf "BENCH-RESULT method=%s target=%d idle=%.2f lost=%.2f cpulost=%.2f ticks=%.1f settle=%.2f sync=%s rate=%.0f share=%.2f secs=%.2f baserate=%.0f pc6=%.2f watts=%.3f basewatts=%.3f ujpu=%.4f ppw=%.3f temp=%d baseshare=%.2f step=%.3f settlewin=%d\n",
 				method, target, shown, lost, cpulost, ticks, settle, sync, rate, share, secs,
-				brate, c6, w, bwatts, ujpu, ppw, temp, bshare, step / 1e6
+				brate, c6, w, bwatts, ujpu, ppw, temp, bshare, step / 1e6, settlewin
 		}' "$SAMPLES" | tee -a /tmp/results
 }
 

@@ -21,7 +21,12 @@
 # the stock driver, traces a second and a half of it and draws the last
 # second per CPU (scripts/timeline.sh): timeline.png and timeline.txt.
 #
-# usage: scripts/benchmark.sh [--package] [--timeline] [--smp N] [--targets "5 10 ..."] [--out DIR]
+# --repeat N runs the boots N times, each run in OUT/run-K, and prints
+# every figure's mean and standard deviation over the runs per method and
+# target beside the tables of all runs together: how far apart two runs
+# of the same code land on this host.
+#
+# usage: scripts/benchmark.sh [--package] [--timeline] [--repeat N] [--smp N] [--targets "5 10 ..."] [--out DIR]
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -31,11 +36,13 @@ TARGETS=""
 OUT=$LOG_DIR/bench
 PACKAGE=""
 TIMELINE=""
+REPEAT=1
 while (($#)); do
 	case "$1" in
 	--package) PACKAGE=1; shift ;;
 	--timeline) TIMELINE=1; shift ;;
 	--smp) SMP=$2; shift 2 ;;
+	--repeat) REPEAT=$2; shift 2 ;;
 	--targets) TARGETS=$2; shift 2 ;;
 	--out) OUT=$2; shift 2 ;;
 	*) die "unknown argument: $1" ;;
@@ -45,9 +52,11 @@ if [ -z "$TARGETS" ]; then
 	TARGETS="5 10 15 20 25 30 35 40 45 49"
 	[ -z "$TIMELINE" ] || TARGETS=25
 fi
+[[ $REPEAT =~ ^[1-9][0-9]*$ ]] || die "--repeat wants a count of runs, got '$REPEAT'"
 NAME=pc-bench-$$
-MARKS=$OUT/marks.txt
 CSV=$OUT/results.csv
+# where the boots of the current run write their console logs and marks
+RUN_DIR=$OUT
 
 # Stamp the guest's steady windows with QEMU's CPU time (utime + stime, in
 # USER_HZ ticks) read the moment their markers come out of the serial port.
@@ -60,7 +69,7 @@ stamp_marks() {
 		BENCH-MARK*)
 			[ -n "$pid" ] || pid=$(pgrep -f "^[^ ]*qemu-system-x86_64 .* -name $NAME " | head -n 1) || true
 			cpu=$(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null) || cpu=-1
-			echo "$label $line $cpu" >>"$MARKS"
+			echo "$label $line $cpu" >>"$RUN_DIR/marks.txt"
 			;;
 		esac
 	done
@@ -73,20 +82,32 @@ boot() {
 	shift 3
 	stage "benchmark: $label kernel, methods $methods, $SMP vCPUs"
 	"$REPO_DIR/run-qemu.sh" --mode bench --smp "$SMP" --name "$NAME" \
-		--timeout 3600 --log "$OUT/console-$label.log" \
+		--timeout 3600 --log "$RUN_DIR/console-$label.log" \
 		--append "pc.methods=$methods pc.targets=${TARGETS// /,} $append" "$@" |
 		stamp_marks "$label" | grep --line-buffered -E '^(BENCH|# bench)'
-	grep -q '^BENCH-DONE' "$OUT/console-$label.log" || die "$label run did not finish"
+	grep -q '^BENCH-DONE' "$RUN_DIR/console-$label.log" || die "$label run did not finish"
 }
 
-# One CSV row per method and target: the guest's figures, joined with the
-# host CPU QEMU spent per million work units over the same window.
+# run_dirs: the directories the runs wrote their logs and marks into
+run_dirs() {
+	local run
+	if ((REPEAT == 1)); then
+		echo "$OUT"
+	else
+		for ((run = 1; run <= REPEAT; run++)); do echo "$OUT/run-$run"; done
+	fi
+}
+
+# One CSV row per method, target and run: the guest's figures, joined with
+# the host CPU QEMU spent per million work units over the same window.
+CSV_HEADER="kernel,method,target,idle_shown,idle_error,work_lost,lost_error,cpu_lost,throughput,ticks_pct,settle_s,sync_pct,host_cpu_s_per_munit,pkg_c6,pkg_w,base_w,uj_per_unit,perf_per_w,settle_windows,run"
+
+# write_csv DIR RUN: the rows of the run whose logs and marks are in DIR
 write_csv() {
-	echo "kernel,method,target,idle_shown,idle_error,work_lost,lost_error,cpu_lost,throughput,ticks_pct,settle_s,sync_pct,host_cpu_s_per_munit,pkg_c6,pkg_w,base_w,uj_per_unit,perf_per_w"
-	local label
+	local dir=$1 run=$2 label
 	for label in patched stock; do
-		tr -d '\r' <"$OUT/console-$label.log" | grep '^BENCH-RESULT' |
-			awk -v label="$label" -v marks="$MARKS" '
+		tr -d '\r' <"$dir/console-$label.log" | grep '^BENCH-RESULT' |
+			awk -v label="$label" -v marks="$dir/marks.txt" -v run="$run" '
 			BEGIN {
 				while ((getline l < marks) > 0) {
 					split(l, f, " ")
@@ -100,11 +121,12 @@ write_csv() {
 				units = v["rate"] * v["secs"] / 1e6
 				host = units > 0 ? (c1[key] - c0[key]) / 100 / units : 0
 				t = v["target"]
-				printf "%s,%s,%d,%.2f,%.2f,%.2f,%.2f,%.2f,%.3f,%.1f,%.2f,%s,%.4f,%.2f,%.3f,%.3f,%.4f,%.3f\n",
+				printf "%s,%s,%d,%.2f,%.2f,%.2f,%.2f,%.2f,%.3f,%.1f,%.2f,%s,%.4f,%.2f,%.3f,%.3f,%.4f,%.3f,%d,%d\n",
 					label, v["method"], t, v["idle"], v["idle"] - t,
 					v["lost"], v["lost"] - t, v["cpulost"], 1 - v["lost"] / 100,
 					v["ticks"], v["settle"], v["sync"], host,
-					v["pc6"], v["watts"], v["basewatts"], v["ujpu"], v["ppw"]
+					v["pc6"], v["watts"], v["basewatts"], v["ujpu"], v["ppw"],
+					v["settlewin"] == "" ? -1 : v["settlewin"], run
 			}'
 	done
 }
@@ -119,7 +141,8 @@ print_table() {
 		e = abs($5); si[k] += e; if (e > mi[k]) mi[k] = e
 		e = abs($7); sw[k] += e; if (e > mw[k]) mw[k] = e
 		e = abs($8 - $3); sc[k] += e; if (e > mc[k]) mc[k] = e
-		if ($11 > ms[k]) ms[k] = $11; if ($11 < 0) never[k]++
+		if ($11 > ms[k]) { ms[k] = $11; settle_win[k] = $19 }
+		if ($11 < 0) never[k]++
 		if ($12 >= 0 && (!(k in sy) || $12 < sy[k])) sy[k] = $12
 		if ($14 >= 0) { np[k]++; e = abs($14 - $3); sp[k] += e; if (e > mp[k]) mp[k] = e }
 		if ($18 > 0) { nq[k]++; sq[k] += $18; if (!(k in lq) || $18 < lq[k]) lq[k] = $18 }
@@ -129,21 +152,60 @@ print_table() {
 		for (k in n)
 			printf "%-20s %5.2f/%-7.2f %5.2f/%-7.2f %5.2f/%-7.2f %12s %9s %13s %13s\n", k,
 				si[k] / n[k], mi[k], sc[k] / n[k], mc[k], sw[k] / n[k], mw[k],
-				never[k] ? "never " never[k] "x" : ms[k] "s",
+				never[k] ? "never " never[k] "x" : ms[k] "s" (settle_win[k] > 0 ? "/" settle_win[k] "w" : ""),
 				(k in sy) ? sy[k] "%" : "-",
 				np[k] ? sprintf("%.2f/%.2f", sp[k] / np[k], mp[k]) : "-",
 				nq[k] ? sprintf("%.3f/%.3f", sq[k] / nq[k], lq[k]) : "-"
 	}' "$CSV" | sort
 	info "pkg C6: mean/max |residency - target| in points; perf/W: mean/min of"
 	info "(the loads' CPU time per joule) over the step against the unclamped window before it"
-	local label
-	for label in patched stock; do
-		tr -d '\r' <"$OUT/console-$label.log" | awk -v label="$label" '
-			$1 == "BENCH-IDLECOST" {
-				sub("unloaded=", "", $2); sub("loaded=", "", $3)
-				print "    LOC wakeups/s of an idle guest, " label " kernel: " $2 " (module not loaded), " $3 " (loaded, target 0)"
-			}'
+	local dir label
+	for dir in $(run_dirs); do
+		for label in patched stock; do
+			tr -d '\r' <"$dir/console-$label.log" | awk -v label="$label" '
+				$1 == "BENCH-IDLECOST" {
+					sub("unloaded=", "", $2); sub("loaded=", "", $3)
+					print "    LOC wakeups/s of an idle guest, " label " kernel: " $2 " (module not loaded), " $3 " (loaded, target 0)"
+				}'
+		done
 	done
+}
+
+# print_spread: with --repeat, each figure's mean and standard deviation
+# over the runs, per method and target; a negative figure (settle: never;
+# sync, package figures: not measured) is left out of its mean
+print_spread() {
+	stage "spread over $REPEAT runs: mean sd per method and target"
+	awk -F, '
+	NR > 1 {
+		k = $1 " " $2 " " $3
+		if (!(k in runs)) order[++keys] = k
+		runs[k]++
+		# idle shown, CPU lost, work lost, settle, sync, pkg C6, perf/W
+		split("4 8 6 11 12 14 18", col, " ")
+		for (j = 1; j <= 7; j++) {
+			x = $(col[j])
+			if (x < 0) continue
+			n[k, j]++; s[k, j] += x; q[k, j] += x * x
+		}
+	}
+	END {
+		printf "%-26s %4s", "kernel method target", "runs"
+		split("idle CPU-lost work-lost settle sync pkg-C6 perf/W", name, " ")
+		for (j = 1; j <= 7; j++) printf " %13s", name[j]
+		printf "\n"
+		for (i = 1; i <= keys; i++) {
+			k = order[i]
+			printf "%-26s %4d", k, runs[k]
+			for (j = 1; j <= 7; j++) {
+				c = n[k, j]
+				if (!c) { printf " %13s", "-"; continue }
+				m = s[k, j] / c; v = q[k, j] / c - m * m
+				printf " %7.2f %5.2f", m, (c > 1 && v > 0 ? sqrt(v * c / (c - 1)) : 0)
+			}
+			printf "\n"
+		}
+	}' "$CSV"
 }
 
 # print_against_offline: perf/W of this driver, the stock one and cpu.max
@@ -186,7 +248,19 @@ plot() {
 	local data=$OUT/plot.dat m
 	for m in "patched powerclamp" "stock powerclamp" "patched cpumax" "patched offline"; do
 		echo "# $m"
-		awk -F, -v k="$m" '$1 " " $2 == k { print $3, $4, $8, $6, $14, $18 }' "$CSV"
+		# the mean over the runs at each target
+		awk -F, -v k="$m" '$1 " " $2 == k {
+				if (!($3 in n)) t[++m] = $3
+				n[$3]++; split("4 8 6 14 18", col, " ")
+				for (j = 1; j <= 5; j++) s[$3, j] += $(col[j])
+			}
+			END {
+				for (i = 1; i <= m; i++) {
+					printf "%s", t[i]
+					for (j = 1; j <= 5; j++) printf " %.3f", s[t[i], j] / n[t[i]]
+					printf "\n"
+				}
+			}' "$CSV"
 		printf '\n\n'
 	done >"$data"
 	gnuplot <<-EOF
@@ -221,7 +295,6 @@ plot() {
 
 main() {
 	mkdir -p "$OUT"
-	: >"$MARKS"
 	"$REPO_DIR/scripts/preflight.sh"
 	take_lock
 	"$REPO_DIR/scripts/install-deps.sh"
@@ -238,6 +311,7 @@ main() {
 		stock_append=idle=halt
 	fi
 	if [ -n "$TIMELINE" ]; then
+		: >"$RUN_DIR/marks.txt"
 		PC_KERNEL=bench boot patched timeline-powerclamp,timeline-cpumax "" \
 			"${patched_qemu[@]}"
 		PC_KERNEL=bench boot stock timeline-powerclamp "$stock_append" \
@@ -246,12 +320,26 @@ main() {
 			"stock=$OUT/console-stock.log"
 		return
 	fi
-	PC_KERNEL=bench boot patched none,powerclamp,cpumax,offline,idlecost "" \
-		"${patched_qemu[@]}"
-	PC_KERNEL=bench boot stock none,powerclamp,idlecost "$stock_append" \
-		--kernel "$STOCK_KERNEL" --initrd "$STOCK_INITRD" "${stock_qemu[@]}"
-	write_csv >"$CSV"
-	{ print_table; print_against_offline; } | tee "$OUT/table.txt"
+	local run
+	for ((run = 1; run <= REPEAT; run++)); do
+		((REPEAT == 1)) || RUN_DIR=$OUT/run-$run
+		mkdir -p "$RUN_DIR"
+		: >"$RUN_DIR/marks.txt"
+		PC_KERNEL=bench boot patched none,powerclamp,cpumax,offline,idlecost "" \
+			"${patched_qemu[@]}"
+		PC_KERNEL=bench boot stock none,powerclamp,idlecost "$stock_append" \
+			--kernel "$STOCK_KERNEL" --initrd "$STOCK_INITRD" "${stock_qemu[@]}"
+	done
+	{
+		echo "$CSV_HEADER"
+		run=0
+		for RUN_DIR in $(run_dirs); do write_csv "$RUN_DIR" "$((++run))"; done
+	} >"$CSV"
+	{
+		print_table
+		print_against_offline
+		((REPEAT == 1)) || print_spread
+	} | tee "$OUT/table.txt"
 	plot
 	info "CSV: $CSV"
 }
