@@ -286,30 +286,40 @@ expect_failure() {
 # with a 3 s lag. Holding 66 degrees under full load needs 40 % idle if
 # the CPUs were fully busy without clamping, less as they are not.
 
-# load_runtimes: uptime (s), then each load's runtime (ns), in CPU order
+# load_runtimes: uptime (s), each load's runtime (ns) in CPU order, then
+# each CPU's idle and iowait ticks (USER_HZ) from /proc/stat, in CPU order
 load_runtimes() {
-	local files=(/proc/uptime) pid
+	local files=(/proc/uptime /proc/stat) pid
 	for pid in "${LOADS[@]}"; do files+=("/proc/$pid/schedstat"); done
-	awk 'FILENAME == "/proc/uptime" { printf "%s", $1; next } { printf " %s", $1 }
-	     END { print "" }' "${files[@]}"
+	awk 'FILENAME == "/proc/uptime" { up = $1; next }
+	     FILENAME == "/proc/stat" { if ($1 ~ /^cpu[0-9]/) idle[n++] = $5 + $6; next }
+	     { runtime = runtime " " $1 }
+	     END {
+		printf "%s%s", up, runtime
+		for (i = 0; i < n; i++) printf " %s", idle[i]
+		print ""
+	     }' "${files[@]}"
 }
 
-# load_shares SECONDS: each load's share of wall time (%), in CPU order
+# load_shares SECONDS: each load's share of wall time (%) in CPU order, then
+# each CPU's idle (% of wall, /proc/stat) in CPU order
 load_shares() {
 	local a b
 	read -r -a a < <(load_runtimes)
 	sleep "$1"
 	read -r -a b < <(load_runtimes)
-	awk -v a="${a[*]}" -v b="${b[*]}" 'BEGIN {
+	awk -v a="${a[*]}" -v b="${b[*]}" -v loads="${#LOADS[@]}" 'BEGIN {
 		n = split(a, x, " "); split(b, y, " ")
+		wall = y[1] - x[1]
 		for (i = 2; i <= n; i++)
-			printf "%.1f ", 100 * (y[i] - x[i]) / 1e9 / (y[1] - x[1])
+			if (i <= loads + 1)
+				printf "%.1f ", 100 * (y[i] - x[i]) / 1e9 / wall
+			else
+				printf "%.1f ", (y[i] - x[i]) / wall
 		print ""
 	}'
 }
 
-# Clamp CPUs 0 and 2 only: they get threads and lose time, the others keep
-# their throughput; hotplug and the controller stay within the set.
 # ---- CPU lists without forks ----
 
 # Set THREAD_CPUS and ONLINE_CPUS to "0 1 3"-style lists with shell

@@ -6,7 +6,7 @@
 # Clamp CPUs 0 and 2 only: they get threads and lose time, the others keep
 # their throughput; hotplug and the controller stay within the set.
 check_cpumask() {
-	local all=0-$((NCPU - 1)) last=$((NCPU - 1)) v base shares cpu lost
+	local all=0-$((NCPU - 1)) last=$((NCPU - 1)) v base shares cpu lost idle windows skipped
 	expect "cpumask default: every CPU" "$(cat "$PARAMS/cpumask")" "$all"
 	for v in "" abc 0- 3-1 0x3 0-1,x 1-2:0/1 -1 9999; do
 		write_rejected "cpumask <- '$v'" "$PARAMS/cpumask" "$v"
@@ -27,16 +27,26 @@ check_cpumask() {
 	list_thread_cpus
 	expect "cpumask 0,2: threads only on CPUs 0 and 2" "$THREAD_CPUS" "0 2"
 	write_rejected "cpumask while clamping" "$PARAMS/cpumask" "$all" "Device or resource busy"
+	windows=$(stat_field windows) skipped=$(stat_field windows_skipped)
 	read -r -a shares < <(load_shares 5)
-	ktap_diag "loads' share of wall time unclamped: ${base[*]}; clamping 0,2 at 40 %: ${shares[*]}"
+	windows=$(($(stat_field windows) - windows))
+	skipped=$(($(stat_field windows_skipped) - skipped))
+	ktap_diag "loads' share of wall time, then each CPU's idle: unclamped ${base[*]}; clamping 0,2 at 40 %: ${shares[*]}; $skipped of $windows windows skipped"
 	# 4 vCPUs share 2 host cores here: a load's share of wall time moves by
 	# a few points between windows (4.1 seen once), so the bands are wide;
 	# clamped (40) and unclamped (0) stay far apart.
 	for ((cpu = 0; cpu < NCPU; cpu++)); do
 		lost=$(awk -v a="${base[cpu]}" -v b="${shares[cpu]}" 'BEGIN { printf "%.1f", a - b }')
+		idle=${shares[NCPU + cpu]}
 		case $cpu in
-		0 | 2) within "cpumask 0,2: cpu$cpu load loses the target (points)" "$lost" 40 10 ;;
-		*) within "cpumask 0,2: cpu$cpu load keeps its throughput (points lost)" "$lost" 0 10 ;;
+		0 | 2)
+			within "cpumask 0,2: cpu$cpu idle shown (%)" "$idle" 40 10
+			within "cpumask 0,2: cpu$cpu load loses the target (points)" "$lost" 40 10
+			;;
+		*)
+			within "cpumask 0,2: cpu$cpu idle shown (%)" "$idle" 0 10
+			within "cpumask 0,2: cpu$cpu load keeps its throughput (points lost)" "$lost" 0 10
+			;;
 		esac
 	done
 	cpu_online 0 0

@@ -58,7 +58,7 @@ check_sync() {
 # trace_powerclamp SECONDS: record the powerclamp events for SECONDS into
 check_trace_events() {
 	local ev=/sys/kernel/tracing/events/powerclamp summary
-	local inj cpus planned idle_share bad_lost win win_target skipped measured
+	local inj cpus planned idle_share bad_lost win win_target skipped measured natural
 	[ -d "$ev" ] || { fail "trace: no powerclamp events in tracefs"; return; }
 	expect "trace: powerclamp events" "$(cd "$ev" && echo powerclamp_*)" \
 		"powerclamp_injection powerclamp_window"
@@ -69,7 +69,8 @@ check_trace_events() {
 	set_target 0
 	stop_loads
 	# injections, CPUs, median planned us, idle/planned %, lost > planned,
-	# windows, windows at target 25, skipped, mean measured per mille
+	# windows, windows at target 25, skipped, mean measured per mille, the
+	# highest natural (unforced) idle of a window, per mille
 	summary=$(awk '
 		function field(name,   i) {
 			for (i = 1; i <= NF; i++)
@@ -84,17 +85,18 @@ check_trace_events() {
 			win++; if (field("target") == 25) wt++
 			if (field("skip") == 1) sk++
 			m = field("measured_permille"); if (m >= 0) { msum += m; mn++ }
+			if (field("natural_permille") > nmax) nmax = field("natural_permille")
 		}
 		END {
 			for (i = 1; i <= inj; i++) for (j = i + 1; j <= inj; j++)
 				if (pl[j] < pl[i]) { x = pl[i]; pl[i] = pl[j]; pl[j] = x }
 			c = ""; for (k in cpu) c = c (c == "" ? "" : ",") k
-			printf "%d %s %d %.1f %d %d %d %d %.0f\n", inj, c == "" ? "-" : c,
+			printf "%d %s %d %.1f %d %d %d %d %.0f %d\n", inj, c == "" ? "-" : c,
 				inj ? pl[int((inj + 1) / 2)] : 0, psum ? 100 * isum / psum : 0,
-				badlost, win, wt, sk, mn ? msum / mn : -1
+				badlost, win, wt, sk, mn ? msum / mn : -1, nmax
 		}' /tmp/powerclamp.trace)
-	read -r inj cpus planned idle_share bad_lost win win_target skipped measured <<<"$summary"
-	ktap_diag "trace, 3 s at 25 % under load: $inj injections on CPUs $cpus, median planned $planned us, idle $idle_share % of planned; $win windows, $skipped skipped, mean measured $measured per mille"
+	read -r inj cpus planned idle_share bad_lost win win_target skipped measured natural <<<"$summary"
+	ktap_diag "trace, 3 s at 25 % under load: $inj injections on CPUs $cpus, median planned $planned us, idle $idle_share % of planned; $win windows, $skipped skipped, mean measured $measured per mille, natural at most $natural"
 	expect "trace: injections seen on every online CPU" \
 		"$(tr ',' '\n' <<<"$cpus" | sort -n | paste -sd,)" "$(online_cpus | paste -sd,)"
 	((inj >= 3 * NCPU * 3 / 2)) && pass "trace: $inj injections in 3 s (>= 4.5 per CPU per s at 25 %)" ||
