@@ -6,9 +6,14 @@
 # exits with run-qemu.sh's verdict (0 pass, 1 checks failed, 2 crashed,
 # hung or a kernel splat on the console).
 #
-# usage: scripts/check.sh CHECK[,CHECK...] [KERNEL-ARG...]
+# usage: scripts/check.sh [--break DIFF] CHECK[,CHECK...] [KERNEL-ARG...]
 #   e.g. scripts/check.sh device
 #        scripts/check.sh stress_hotplug,kmemleak,health pc.scale=10
+#
+# --break DIFF applies DIFF (a diff of the patched kernel tree, -p1) for
+# this run only and takes it out again when the run ends: how a check is
+# shown red against a deliberately broken driver. The files it touched are
+# rebuilt by the next run.
 #
 # The checks must all belong to one boot. Needs a machine the suite has set
 # up once (scripts/install-deps.sh ran, the cache filled); it takes the
@@ -17,7 +22,13 @@ set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-[ -n "${1:-}" ] || die "usage: $0 CHECK[,CHECK...] [KERNEL-ARG...]"
+BREAK=""
+if [ "${1:-}" = --break ]; then
+	[ -r "${2:-}" ] || die "--break wants a readable diff, got '${2:-}'"
+	BREAK=$(realpath "$2")
+	shift 2
+fi
+[ -n "${1:-}" ] || die "usage: $0 [--break DIFF] CHECK[,CHECK...] [KERNEL-ARG...]"
 CHECKS=$1
 shift
 
@@ -62,6 +73,19 @@ timed() {
 take_lock
 START=$SECONDS
 timed tree "$REPO_DIR/scripts/prepare-tree.sh"
+# unbreak: take the --break diff out of the tree again (the EXIT trap)
+# shellcheck disable=SC2317
+unbreak() {
+	patch -d "$TREE_DIR" -p1 -R -s --no-backup-if-mismatch <"$BREAK" ||
+		echo "ERROR: could not take $BREAK out of $TREE_DIR: run scripts/prepare-tree.sh" >&2
+}
+if [ -n "$BREAK" ]; then
+	patch -d "$TREE_DIR" -p1 --forward -s --dry-run <"$BREAK" >/dev/null ||
+		die "$BREAK does not apply to the patched tree"
+	patch -d "$TREE_DIR" -p1 --forward -s --no-backup-if-mismatch <"$BREAK"
+	trap unbreak EXIT
+	stage "tree: $BREAK applied for this run"
+fi
 timed "kernel ($KERNEL)" "$REPO_DIR/scripts/build-kernel.sh"
 if [ "$EMULATOR" = package ]; then
 	timed emulator "$REPO_DIR/scripts/build-emulator.sh"
