@@ -201,7 +201,9 @@ print_spread() {
 				c = n[k, j]
 				if (!c) { printf " %13s", "-"; continue }
 				m = s[k, j] / c; v = q[k, j] / c - m * m
-				printf " %7.2f %5.2f", m, (c > 1 && v > 0 ? sqrt(v * c / (c - 1)) : 0)
+				# perf/W is a ratio near 1: three decimals
+				fmt = j == 7 ? " %7.3f %5.3f" : " %7.2f %5.2f"
+				printf fmt, m, (c > 1 && v > 0 ? sqrt(v * c / (c - 1)) : 0)
 			}
 			printf "\n"
 		}
