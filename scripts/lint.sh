@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Host-side checks of the series and the harness: checkpatch --strict and a
-# mail header git accepts on every patch, shellcheck on every script. Prints
-# one KTAP document (its plan first: two results per patch in series, one
-# for shellcheck), then "lint: N passed, N failed"; exits 1 on any failure.
-# Needs the extracted tree (scripts/prepare-tree.sh) for checkpatch.
+# mail header git accepts on every patch, shellcheck on every script, and
+# every break of tests/breaks/ still applying. Prints one KTAP document (its
+# plan first: two results per patch in series, one for shellcheck, one per
+# break), then "lint: N passed, N failed"; exits 1 on any failure. Needs
+# the patched tree (scripts/prepare-tree.sh) for checkpatch and the breaks.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -82,16 +83,34 @@ check_shellcheck() {
 	fi
 }
 
+# check_break DIFF: a break of tests/breaks/ still applies to the patched
+# tree (scripts/check.sh --break), so that the red runs it stands for can
+# be run again after the series moves
+check_break() {
+	local out
+	if out=$(patch -d "$TREE_DIR" -p1 --forward --dry-run -s <"$1" 2>&1); then
+		ktap_ok "break applies to the patched tree: ${1#"$REPO_DIR"/}"
+	else
+		ktap_not_ok "break no longer applies to the patched tree: ${1#"$REPO_DIR"/} (rebase it on the series)"
+		diag_lines "$out"
+	fi
+}
+
 [ -r "$REPO_DIR/series" ] || die "no series file at $REPO_DIR/series"
 mapfile -t PATCHES < <(series_patches)
+BREAKS=("$REPO_DIR"/tests/breaks/*.diff)
+[ -e "${BREAKS[0]}" ] || BREAKS=()
 
-stage "lint: checkpatch, mail headers, shellcheck"
-ktap_begin "$((2 * ${#PATCHES[@]} + 1))"
+stage "lint: checkpatch, mail headers, shellcheck, breaks"
+ktap_begin "$((2 * ${#PATCHES[@]} + 1 + ${#BREAKS[@]}))"
 for patch in "${PATCHES[@]}"; do
 	check_checkpatch "$patch"
 	check_header "$patch"
 done
 check_shellcheck
+for diff in "${BREAKS[@]}"; do
+	check_break "$diff"
+done
 ktap_end
 
 echo "lint: $KTAP_PASSED passed, $KTAP_FAILED failed"
