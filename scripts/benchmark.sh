@@ -100,7 +100,7 @@ run_dirs() {
 
 # One CSV row per method, target and run: the guest's figures, joined with
 # the host CPU QEMU spent per million work units over the same window.
-CSV_HEADER="kernel,method,target,idle_shown,idle_error,work_lost,lost_error,cpu_lost,throughput,ticks_pct,settle_s,sync_pct,host_cpu_s_per_munit,pkg_c6,pkg_w,base_w,uj_per_unit,perf_per_w,settle_windows,run"
+CSV_HEADER="kernel,method,target,idle_shown,idle_error,work_lost,lost_error,cpu_lost,throughput,ticks_pct,settle_s,sync_pct,host_cpu_s_per_munit,pkg_c6,pkg_w,base_w,uj_per_unit,perf_per_w,temp_c,settle_windows,run"
 
 # write_csv DIR RUN: the rows of the run whose logs and marks are in DIR
 write_csv() {
@@ -121,11 +121,12 @@ write_csv() {
 				units = v["rate"] * v["secs"] / 1e6
 				host = units > 0 ? (c1[key] - c0[key]) / 100 / units : 0
 				t = v["target"]
-				printf "%s,%s,%d,%.2f,%.2f,%.2f,%.2f,%.2f,%.3f,%.1f,%.2f,%s,%.4f,%.2f,%.3f,%.3f,%.4f,%.3f,%d,%d\n",
+				printf "%s,%s,%d,%.2f,%.2f,%.2f,%.2f,%.2f,%.3f,%.1f,%.2f,%s,%.4f,%.2f,%.3f,%.3f,%.4f,%.3f,%d,%d,%d\n",
 					label, v["method"], t, v["idle"], v["idle"] - t,
 					v["lost"], v["lost"] - t, v["cpulost"], 1 - v["lost"] / 100,
 					v["ticks"], v["settle"], v["sync"], host,
 					v["pc6"], v["watts"], v["basewatts"], v["ujpu"], v["ppw"],
+					v["temp"] == "" ? -1 : v["temp"],
 					v["settlewin"] == "" ? -1 : v["settlewin"], run
 			}'
 	done
@@ -141,7 +142,7 @@ print_table() {
 		e = abs($5); si[k] += e; if (e > mi[k]) mi[k] = e
 		e = abs($7); sw[k] += e; if (e > mw[k]) mw[k] = e
 		e = abs($8 - $3); sc[k] += e; if (e > mc[k]) mc[k] = e
-		if ($11 > ms[k]) { ms[k] = $11; settle_win[k] = $19 }
+		if ($11 > ms[k]) { ms[k] = $11; settle_win[k] = $20 }
 		if ($11 < 0) never[k]++
 		if ($12 >= 0 && (!(k in sy) || $12 < sy[k])) sy[k] = $12
 		if ($14 >= 0) { np[k]++; e = abs($14 - $3); sp[k] += e; if (e > mp[k]) mp[k] = e }
