@@ -7,11 +7,11 @@
 
 MSR_PKG_C6=$((0x3f9))
 MSR_CORE_C6=$((0x3fd))
-# Residency within this many points of the target. The calibration
-# compensates in whole percent, and one percent more injection moved the
-# residency by up to 1.5 points here (measured at 50: 48.3 % without
-# compensation, 51.2 % with 2): docs/notes.md.
-TOL_PKG_C6=${TOL_PKG_C6:-2}
+# Residency within this many points of the target, as the issue asks.
+# The calibration compensates in per mille: in whole percents one percent
+# more injection moved the residency by up to 1.5 points (at 40: 38.0 %
+# with no compensation, 41.3 % with 2), docs/notes.md.
+TOL_PKG_C6=${TOL_PKG_C6:-1}
 
 # msr_read CPU MSR: the MSR's value on CPU, in decimal
 msr_read() {
