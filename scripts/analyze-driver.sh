@@ -23,13 +23,14 @@ diag_lines() {
 	done <<<"$1"
 }
 
-# The driver object alone, W=1 and sparse. The touch makes W=1 recompile it
-# (C=2 runs sparse whether or not it is rebuilt).
+# The driver's objects alone (the driver and its KUnit module, which share
+# the arithmetic of $DRIVER.h), W=1 and sparse. The touch makes W=1
+# recompile them (C=2 runs sparse whether or not they are rebuilt).
 check_build() {
 	local out rc=0
-	out=$(touch "$TREE_DIR/$DRIVER.c" 2>&1 &&
+	out=$(touch "$TREE_DIR/$DRIVER.c" "$TREE_DIR/${DRIVER}_test.c" 2>&1 &&
 		make -s -C "$TREE_DIR" O="$OBJ_DIR" CC="ccache gcc" W=1 C=2 \
-			"$DRIVER.o" 2>&1) || rc=$?
+			"$DRIVER.o" "${DRIVER}_test.o" 2>&1) || rc=$?
 	if ((rc != 0)); then
 		ktap_not_ok "W=1 and sparse: the driver does not build (exit $rc)"
 		diag_lines "$out"
@@ -46,7 +47,7 @@ check_build() {
 check_kernel_doc() {
 	local out rc=0
 	out=$("$TREE_DIR/scripts/kernel-doc" -none "$TREE_DIR/$DRIVER.c" \
-		"$TREE_DIR/${DRIVER}_test.c" 2>&1) || rc=$?
+		"$TREE_DIR/$DRIVER.h" "$TREE_DIR/${DRIVER}_test.c" 2>&1) || rc=$?
 	if ((rc != 0)) || [ -n "$out" ]; then
 		ktap_not_ok "kernel-doc reports on the driver (exit $rc)"
 		diag_lines "$out"
@@ -80,7 +81,7 @@ PY
 	fi
 }
 
-stage "analyze: W=1 and sparse (C=2) on $DRIVER.c, kernel-doc, $DOC"
+stage "analyze: W=1 and sparse (C=2) on $DRIVER.c and ${DRIVER}_test.c, kernel-doc, $DOC"
 ktap_begin 3
 check_build
 check_kernel_doc

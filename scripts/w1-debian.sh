@@ -46,10 +46,10 @@ config_w1() {
 	"$TREE_DIR/scripts/config" --file "$W1_DIR/.config" \
 		--set-str SYSTEM_TRUSTED_KEYS "" --set-str SYSTEM_REVOCATION_KEYS "" \
 		-d MODULE_SIG -d DEBUG_INFO_DWARF_TOOLCHAIN_DEFAULT -e DEBUG_INFO_NONE \
-		-e KUNIT -e INTEL_POWERCLAMP_KUNIT_TEST "$@"
+		-e KUNIT -m INTEL_POWERCLAMP_KUNIT_TEST "$@"
 	make -s -C "$TREE_DIR" O="$W1_DIR" olddefconfig >/dev/null
 	for want in NO_HZ_FULL=y VIRT_CPU_ACCOUNTING_GEN=y PREEMPT_DYNAMIC=y \
-		INTEL_POWERCLAMP=m KUNIT=y INTEL_POWERCLAMP_KUNIT_TEST=y; do
+		INTEL_POWERCLAMP=m KUNIT=y INTEL_POWERCLAMP_KUNIT_TEST=m; do
 		grep -qx "CONFIG_$want" "$W1_DIR/.config" ||
 			die "CONFIG_$want did not survive olddefconfig"
 	done

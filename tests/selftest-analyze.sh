@@ -15,6 +15,7 @@ tree=$work/cache/linux
 mkdir -p "$tree/drivers/thermal/intel" "$tree/scripts" \
 	"$tree/Documentation/driver-api/thermal" "$work/bin"
 touch "$tree/drivers/thermal/intel/intel_powerclamp.c" \
+	"$tree/drivers/thermal/intel/intel_powerclamp.h" \
 	"$tree/drivers/thermal/intel/intel_powerclamp_test.c"
 printf '#!/bin/sh\nexit 0\n' >"$tree/scripts/kernel-doc"
 printf 'Title\n=====\n\nText.\n' >"$tree/Documentation/driver-api/thermal/intel_powerclamp.rst"
