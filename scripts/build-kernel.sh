@@ -12,6 +12,9 @@ for fragment in "$REPO_DIR"/config-fragments/*.config; do
 	[ "$PC_KERNEL" != test ] && [ "${fragment##*/}" = debug.config ] && continue
 	FRAGMENTS+=("$fragment")
 done
+# A mainline tree's own fragment comes last: it drops what that tree does
+# not have (the 6.1 driver's KUnit suite) and says what it needs instead.
+[ "$PC_TREE" = 6.1 ] || FRAGMENTS+=("$TREE_CONF/tree.config")
 case "$PC_KERNEL" in
 kcsan | debian) FRAGMENTS+=("$REPO_DIR/config-fragments/variants/$PC_KERNEL.config") ;;
 debian-debug)

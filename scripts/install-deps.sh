@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Install the host packages the pipeline needs, only when one is missing,
-# and linux-source-6.1 at exactly the version in source-version. Add the
-# deb-src entry that `apt-get source qemu` (scripts/build-emulator.sh)
-# needs, once.
+# and the kernel source of PC_TREE (linux-source-6.1 by default) at exactly
+# the version its source-version pins. Add the deb-src entry that
+# `apt-get source qemu` (scripts/build-emulator.sh) needs, once; for the
+# Debian 13 trees, the trixie and trixie-backports suites in a sources file
+# of their own, pinned at priority 100 so that nothing installed on this
+# Debian 12 host moves to them (only what is asked for by version comes
+# from them).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -15,6 +19,29 @@ if ! grep -rqs '^Types:.*deb-src\|^deb-src ' /etc/apt/sources.list /etc/apt/sour
 Types: deb-src
 URIs: http://deb.debian.org/debian
 Suites: bookworm bookworm-updates
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SOURCES
+	need_update=1
+fi
+
+TRIXIE_LIST=/etc/apt/sources.list.d/powerclamp-trixie.sources
+TRIXIE_PIN=/etc/apt/preferences.d/powerclamp-trixie.pref
+if [ "$PC_TREE" != 6.1 ] && [ ! -f "$TRIXIE_LIST" ]; then
+	stage "deps: adding Debian 13's trixie and trixie-backports ($TRIXIE_LIST), pinned at 100"
+	cat >"$TRIXIE_PIN" <<'PIN'
+Package: *
+Pin: release n=trixie
+Pin-Priority: 100
+
+Package: *
+Pin: release n=trixie-backports
+Pin-Priority: 100
+PIN
+	cat >"$TRIXIE_LIST" <<'SOURCES'
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: trixie trixie-backports
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 SOURCES

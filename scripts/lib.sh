@@ -6,14 +6,35 @@ REPO_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # Everything that is big or slow to make lives outside git's view, in a cache
 # that survives fresh clones (CI clones anew each run).
 CACHE_DIR=${POWERCLAMP_CACHE:-/var/tmp/powerclamp-cache}
-SRC_TARBALL=/usr/src/linux-source-6.1.tar.xz
-SRC_PACKAGE=linux-source-6.1
-# The Debian version of linux-source-6.1 the series was last refreshed
-# against: install-deps.sh installs exactly it, prepare-tree.sh extracts
-# the tree again when the installed one differs, and the build and the
-# exported mails record it. scripts/try-sources.sh tries the others.
-SRC_VERSION=$(cat "$REPO_DIR/source-version")
-TREE_DIR=$CACHE_DIR/linux            # pristine distro source + the quilt series
+# PC_TREE names the kernel tree by its Debian source package: 6.1 (the
+# default: Debian 12's linux-source-6.1, the series in patches/ and series),
+# or 6.12 and 7.3 (Debian 13's linux-source-6.12 and trixie-backports'
+# linux-source-7.3), whose series, pinned version and config fragment live
+# in trees/<tree>/ and whose tree and builds live in the cache's
+# tree-<tree>/. The mainline trees carry incremental patches to the
+# in-tree driver and the accounting fix, not this project's 6.1 driver.
+PC_TREE=${PC_TREE:-6.1}
+case "$PC_TREE" in
+6.1)
+	TREE_CONF=$REPO_DIR
+	PATCHES_DIR=$REPO_DIR/patches
+	TREE_CACHE=$CACHE_DIR
+	;;
+6.12 | 7.3)
+	TREE_CONF=$REPO_DIR/trees/$PC_TREE
+	PATCHES_DIR=$TREE_CONF/patches
+	TREE_CACHE=$CACHE_DIR/tree-$PC_TREE
+	;;
+*) echo "PC_TREE must be 6.1, 6.12 or 7.3, not '$PC_TREE'" >&2; exit 1 ;;
+esac
+SRC_PACKAGE=linux-source-$PC_TREE
+SRC_TARBALL=/usr/src/$SRC_PACKAGE.tar.xz
+# The Debian version of the source package the tree's series was last
+# refreshed against: install-deps.sh installs exactly it, prepare-tree.sh
+# extracts the tree again when the installed one differs, and the build and
+# the exported mails record it. scripts/try-sources.sh tries the others.
+SRC_VERSION=$(cat "$TREE_CONF/source-version")
+TREE_DIR=$TREE_CACHE/linux           # pristine distro source + the quilt series
 ROOTFS_BASE=$CACHE_DIR/rootfs-base   # debootstrap result, made once
 # Two kernels from the one series: "test" with config-fragments/debug.config
 # (lockdep, KASAN, kmemleak...) for the test suite, "bench" without it for
@@ -26,20 +47,23 @@ ROOTFS_BASE=$CACHE_DIR/rootfs-base   # debootstrap result, made once
 # (IRQ time accounting, lockdep).
 PC_KERNEL=${PC_KERNEL:-test}
 case "$PC_KERNEL" in
-test) OBJ_DIR=$CACHE_DIR/obj ;;      # kernel build output (make O=)
-bench) OBJ_DIR=$CACHE_DIR/obj-bench ;;
-kcsan) OBJ_DIR=$CACHE_DIR/obj-kcsan ;;
-debian) OBJ_DIR=$CACHE_DIR/obj-debian ;;
-debian-debug) OBJ_DIR=$CACHE_DIR/obj-debian-debug ;;
+test) OBJ_DIR=$TREE_CACHE/obj ;;      # kernel build output (make O=)
+bench) OBJ_DIR=$TREE_CACHE/obj-bench ;;
+kcsan) OBJ_DIR=$TREE_CACHE/obj-kcsan ;;
+debian) OBJ_DIR=$TREE_CACHE/obj-debian ;;
+debian-debug) OBJ_DIR=$TREE_CACHE/obj-debian-debug ;;
 *) echo "PC_KERNEL must be test, bench, kcsan, debian or debian-debug, not '$PC_KERNEL'" >&2; exit 1 ;;
 esac
 # PC_UNPATCHED=1: the same kernel from a tree of its own that carries the
 # series without its accounting patches (those that change kernel/), so
 # that scripts/debian-variant.sh --unpatched can print the figures from
 # before them beside the figures with them.
-SERIES_FILE=$REPO_DIR/series
-if [ "${PC_UNPATCHED:-0}" = 1 ]; then
-	UNPATCHED_DIR=$CACHE_DIR/unpatched
+# PC_UNPATCHED=all: the tree with no patch at all (the in-tree driver as
+# Debian ships it).
+SERIES_FILE=$TREE_CONF/series
+if [ "${PC_UNPATCHED:-0}" != 0 ]; then
+	UNPATCHED_DIR=$TREE_CACHE/unpatched
+	[ "$PC_UNPATCHED" = all ] && UNPATCHED_DIR=$TREE_CACHE/pristine
 	TREE_DIR=$UNPATCHED_DIR/linux
 	OBJ_DIR=$UNPATCHED_DIR/${OBJ_DIR##*/}
 	SERIES_FILE=$UNPATCHED_DIR/series
@@ -125,8 +149,9 @@ HOST_PACKAGES=(
 )
 
 # Debian's kernel configurations, of the same version as the source
-# (scripts/w1-debian.sh compiles the series under config.amd64_none_amd64)
-CONFIG_PACKAGE=linux-config-6.1
+# (scripts/w1-debian.sh compiles the 6.1 series under config.amd64_none_amd64)
+CONFIG_PACKAGE=
+[ "$PC_TREE" = 6.1 ] && CONFIG_PACKAGE=linux-config-6.1
 
 # missing_packages: what apt-get must install, one per line; the kernel
 # source and configurations as PACKAGE=VERSION when another version (or
@@ -136,7 +161,7 @@ missing_packages() {
 	for pkg in "${HOST_PACKAGES[@]}"; do
 		[ -n "$(installed_version "$pkg")" ] || echo "$pkg"
 	done
-	for pkg in "$SRC_PACKAGE" "$CONFIG_PACKAGE"; do
+	for pkg in "$SRC_PACKAGE" ${CONFIG_PACKAGE:+"$CONFIG_PACKAGE"}; do
 		[ "$(installed_version "$pkg")" = "$SRC_VERSION" ] ||
 			echo "$pkg=$SRC_VERSION"
 	done

@@ -10,7 +10,7 @@ EXTRACTED=$TREE_DIR/.source-version  # the package version the tree came from
 PATCHED_BEFORE=$TREE_DIR.patched-before  # note_patched_files' record
 
 series_changed() {
-	! diff -rq "$APPLIED/patches" "$REPO_DIR/patches" >/dev/null 2>&1 ||
+	! diff -rq "$APPLIED/patches" "$PATCHES_DIR" >/dev/null 2>&1 ||
 		! cmp -s "$APPLIED/series" "$SERIES_FILE"
 }
 
@@ -48,14 +48,22 @@ pop_old_series() {
 # applied come off again, so that the next run starts from the pristine
 # tree rather than building a partial series
 back_to_pristine() {
-	pop_all "$REPO_DIR/patches" "$SERIES_FILE"
+	pop_all "$PATCHES_DIR" "$SERIES_FILE"
 	rm -rf "$TREE_DIR/.pc" "$APPLIED" "$PATCHED_BEFORE"
 }
 
 push_series() {
+	if ! grep -qv '^\s*\(#\|$\)' "$SERIES_FILE"; then
+		stage "tree: no patch to apply (the tree as Debian ships it)"
+		rm -rf "$APPLIED"
+		mkdir -p "$APPLIED"
+		cp -r "$PATCHES_DIR" "$APPLIED/"
+		cp "$SERIES_FILE" "$APPLIED/series"
+		return
+	fi
 	stage "tree: quilt push -a ($(grep -cv '^\s*\(#\|$\)' "$SERIES_FILE") patches)"
 	local log=$CACHE_DIR/quilt-push.log
-	if ! quilt_with "$REPO_DIR/patches" "$SERIES_FILE" push -a --fuzz=0 \
+	if ! quilt_with "$PATCHES_DIR" "$SERIES_FILE" push -a --fuzz=0 \
 		>"$log" 2>&1; then
 		cat "$log"
 		back_to_pristine
@@ -68,7 +76,7 @@ push_series() {
 	grep '^Applying patch' "$log" | sed 's/^/    /'
 	rm -rf "$APPLIED"
 	mkdir -p "$APPLIED"
-	cp -r "$REPO_DIR/patches" "$APPLIED/"
+	cp -r "$PATCHES_DIR" "$APPLIED/"
 	cp "$SERIES_FILE" "$APPLIED/series"
 	keep_unchanged_times "$PATCHED_BEFORE"
 }
@@ -79,20 +87,21 @@ push_series() {
 write_unpatched_series() {
 	local patch
 	mkdir -p "$UNPATCHED_DIR"
-	grep -v '^\s*\(#\|$\)' "$REPO_DIR/series" | while read -r patch; do
-		grep -q '^+++ b/kernel/' "$REPO_DIR/patches/$patch" || echo "$patch"
+	{ grep -v '^\s*\(#\|$\)' "$TREE_CONF/series" || true; } | while read -r patch; do
+		[ "$PC_UNPATCHED" = all ] && continue
+		grep -q '^+++ b/kernel/' "$PATCHES_DIR/$patch" || echo "$patch"
 	done >"$SERIES_FILE.new"
 	if cmp -s "$SERIES_FILE.new" "$SERIES_FILE"; then
 		rm "$SERIES_FILE.new"
 	else
 		mv "$SERIES_FILE.new" "$SERIES_FILE"
 	fi
-	info "unpatched tree: the series without $(grep -v '^\s*\(#\|$\)' "$REPO_DIR/series" |
+	info "unpatched tree: the series without $(grep -v '^\s*\(#\|$\)' "$TREE_CONF/series" |
 		grep -cvxFf "$SERIES_FILE") patches that change kernel/"
 }
 
-mkdir -p "$CACHE_DIR"
-[ "${PC_UNPATCHED:-0}" = 1 ] && write_unpatched_series
+mkdir -p "$CACHE_DIR" "$TREE_CACHE"
+[ "${PC_UNPATCHED:-0}" != 0 ] && write_unpatched_series
 if [ -d "$TREE_DIR" ] && [ -d "$TREE_DIR/.pc" ] && [ ! -d "$APPLIED" ]; then
 	info "tree holds patches of unknown origin: starting afresh"
 	rm -rf "$TREE_DIR"

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The mainline trees' command (not part of the suite): for each tree named
+# (7.3, 6.12), install its pinned source, then build and boot the in-tree
+# driver in each variant and judge guest/boots-trees' checks:
+#   pristine   the tree as Debian ships it (PC_UNPATCHED=all)
+#   unpatched  trees/<tree>/series without its patches to kernel/ (the
+#              driver fixes, not the accounting fix; PC_UNPATCHED=1)
+#   patched    trees/<tree>/series whole
+# Each variant's console and KTAP land in out/trees/<tree>-<variant>/. Exits
+# 0 when every patched variant passed; the others are expected to show the
+# defects the series fixes, and their verdicts are printed, not counted.
+set -euo pipefail
+
+usage() {
+	cat <<'EOF'
+usage: scripts/trees.sh [--variants "pristine unpatched patched"] TREE...
+
+Build and boot the in-tree intel_powerclamp of each mainline TREE (7.3,
+6.12) on the emulated package, as Debian ships it and with the tree's
+series (trees/TREE/), and judge it with guest/boots-trees' checks.
+Logs: out/trees/TREE-VARIANT/. Runs as root (apt, debootstrap).
+
+  --variants LIST  which of pristine, unpatched, patched to run
+                   (default: all three)
+  -h, --help       this text
+EOF
+}
+
+VARIANTS="pristine unpatched patched"
+TREES=()
+while (($#)); do
+	case "$1" in
+	-h | --help) usage; exit 0 ;;
+	--variants) VARIANTS=${2:?--variants wants a list}; shift 2 ;;
+	-*) echo "trees.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+	*) TREES+=("$1"); shift ;;
+	esac
+done
+((${#TREES[@]})) || { usage >&2; exit 2; }
+
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+for tree in "${TREES[@]}"; do
+	[ -d "$REPO_DIR/trees/$tree" ] || die "no tree '$tree' (trees/: $(ls "$REPO_DIR/trees" | paste -sd' '))"
+done
+for variant in $VARIANTS; do
+	case "$variant" in pristine | unpatched | patched) ;;
+	*) die "a variant is pristine, unpatched or patched, not '$variant'" ;;
+	esac
+done
+
+"$REPO_DIR/scripts/preflight.sh"
+take_lock
+declare -a RESULTS=()
+status=0
+for tree in "${TREES[@]}"; do
+	PC_TREE=$tree "$REPO_DIR/scripts/install-deps.sh"
+	PC_TREE=$tree "$REPO_DIR/scripts/build-emulator.sh"
+	for variant in $VARIANTS; do
+		case "$variant" in
+		pristine) unpatched=all ;;
+		unpatched) unpatched=1 ;;
+		patched) unpatched=0 ;;
+		esac
+		stage "tree $tree, $variant"
+		logs=$LOG_DIR/trees/$tree-$variant
+		mkdir -p "$logs"
+		verdict=0
+		PC_TREE=$tree PC_UNPATCHED=$unpatched PC_BOOTS=$REPO_DIR/guest/boots-trees \
+			POWERCLAMP_LOGS=$logs "$REPO_DIR/scripts/check.sh" mainline_accuracy ||
+			verdict=$?
+		RESULTS+=("$tree $variant: verdict $verdict ($logs)")
+		if [ "$variant" = patched ] && ((verdict != 0)); then
+			status=1
+		fi
+	done
+done
+echo
+printf '    %s\n' "${RESULTS[@]}"
+exit "$status"
