@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Proves that every command answers --help on a bare machine before it does
 # anything: each of scripts/*.sh (but lib.sh and verdict.sh, which are
-# sourced), scripts/ktap-parse.py, run-qemu.sh and ./check.sh runs with
-# stand-ins for apt-get, apt-cache, quilt, debootstrap, qemu-system-x86_64,
-# make, flock and pgrep ahead of the real ones on PATH, which fail loudly
-# and note that they ran, and with a POWERCLAMP_CACHE and POWERCLAMP_LOGS
-# that must still not exist afterwards. --help must exit 0 within 2 s
-# with a text on stdout that starts with "usage:" or "Usage:", and -h
-# print the same; --no-such-option must exit 2 with one line on stderr.
-# Needs no root, no kernel tree and nothing installed.
+# sourced), scripts/ktap-parse.py, run-qemu.sh, ./check.sh and tests/run.sh
+# runs with stand-ins for apt-get, apt-cache, quilt, debootstrap,
+# qemu-system-x86_64, make, flock and pgrep ahead of the real ones on PATH,
+# which fail loudly and note that they ran, and with a POWERCLAMP_CACHE and
+# POWERCLAMP_LOGS that must still not exist afterwards. --help must exit 0
+# within 2 s with a text on stdout that starts with "usage:" or "Usage:",
+# and -h print the same; --no-such-option must exit 2 with one line on
+# stderr. Needs no root, no kernel tree and nothing installed.
 set -euo pipefail
 TESTS_DIR=$(cd "$(dirname "$0")" && pwd)
 REPO_DIR=$(dirname "$TESTS_DIR")
@@ -34,7 +34,7 @@ for f in "$REPO_DIR"/scripts/*.sh; do
 	*) COMMANDS+=("scripts/${f##*/}") ;;
 	esac
 done
-COMMANDS+=(scripts/ktap-parse.py run-qemu.sh check.sh)
+COMMANDS+=(scripts/ktap-parse.py run-qemu.sh check.sh tests/run.sh)
 
 # run NAME COMMAND ARG: the command from an empty folder with the stand-ins;
 # its status in $work/NAME.rc, its output in $work/NAME.out and .err
