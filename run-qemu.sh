@@ -16,6 +16,42 @@
 # port, logged to the --ktap file (default: the console log's name with
 # console- replaced by ktap-), which no kernel message reaches.
 set -euo pipefail
+# shellcheck source=lib/usage.sh
+. "$(dirname "$0")/lib/usage.sh"
+usage_or_refuse --mode= --log= --smp= --timeout= --append= --cpu= --kvm --kernel= --initrd= --name= --ktap= --emulator= -- "$@" <<'EOF'
+usage: run-qemu.sh [--mode test|demo|bench|shell] [--log FILE] [--smp N]
+                   [--timeout SECONDS] [--append "ARGS"] [--cpu MODEL] [--kvm]
+                   [--kernel FILE [--initrd FILE]] [--name NAME] [--ktap FILE]
+                   [--emulator stock|package]
+  e.g. ./run-qemu.sh --mode test --append "pc.checks=hotplug"
+
+Boots the built kernel and root file system image under QEMU (TCG unless
+--kvm) and exits with the guest's verdict: 0 pass, 1 guest checks failed,
+2 the guest crashed, hung or printed a kernel splat. The serial console
+is logged.
+
+  --mode MODE        test (default: the checks named by pc.checks=), demo,
+                     bench, or shell (an interactive guest on this terminal)
+  --log FILE         the console log (default out/console-MODE.log)
+  --smp N            vCPUs (default $POWERCLAMP_SMP, else 4)
+  --timeout SECONDS  a guest still running then counts as hung (default
+                     $POWERCLAMP_TIMEOUT, else 1200)
+  --append "ARGS"    added to the kernel command line,
+                     e.g. "pc.checks=stress_hotplug,kmemleak,health pc.scale=10"
+  --cpu MODEL        QEMU's -cpu (default Skylake-Client,+monitor)
+  --kvm              KVM instead of TCG (only on request)
+  --kernel FILE      another kernel (default: PC_KERNEL's bzImage)
+  --initrd FILE      an initramfs for that kernel
+  --name NAME        QEMU's -name (default powerclamp)
+  --ktap FILE        test mode: the KTAP document's log (default: the
+                     console log's name with console- replaced by ktap-)
+  --emulator stock|package
+                     Debian's qemu-system-x86_64 (default) or the
+                     emulated-package QEMU (scripts/build-emulator.sh)
+
+Environment: PC_KERNEL (test, bench, ...: whose build and image),
+POWERCLAMP_SMP, POWERCLAMP_TIMEOUT, POWERCLAMP_LOGS (instead of out/).
+EOF
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/scripts/lib.sh"
 

@@ -7,6 +7,19 @@
 # output, and the other two still run), then "analyze: N passed, N failed";
 # exits 1 on any failure.
 set -euo pipefail
+# shellcheck source=lib/usage.sh
+. "$(dirname "$0")/../lib/usage.sh"
+usage_or_refuse -- "$@" <<'EOF'
+usage: [PC_KERNEL=test|bench|...] scripts/analyze-driver.sh
+
+Static checks of the driver in the patched tree: W=1 and sparse (C=2) with
+no warning, kernel-doc with nothing to report, and its documentation parsed
+by docutils without a warning. Prints one KTAP document of three results,
+then "analyze: N passed, N failed"; exits 1 on any failure. Needs a
+configured build (scripts/build-kernel.sh). Takes no arguments.
+
+Environment: PC_KERNEL (whose build, default test), POWERCLAMP_CACHE.
+EOF
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=lib/ktap.sh

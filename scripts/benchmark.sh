@@ -28,6 +28,32 @@
 #
 # usage: scripts/benchmark.sh [--package] [--timeline] [--repeat N] [--smp N] [--targets "5 10 ..."] [--out DIR]
 set -euo pipefail
+# shellcheck source=lib/usage.sh
+. "$(dirname "$0")/../lib/usage.sh"
+usage_or_refuse --package --timeline --repeat= --smp= --targets= --out= -- "$@" <<'EOF'
+usage: scripts/benchmark.sh [--package] [--timeline] [--repeat N] [--smp N]
+                            [--targets "5 10 ..."] [--out DIR]
+
+The benchmark: how well this driver, cgroup cpu.max, CPU offlining and
+Debian's stock 6.1 kernel with its own intel_powerclamp hold an idle
+target in the same guest, one pc-spin load per vCPU. Prints a table,
+writes results.csv and plots achieved against target into DIR. Not part
+of the test suite: it takes minutes under TCG. Sets the machine up as
+scripts/demo.sh does (root, apt, the cache and its lock).
+
+  --package          boot both kernels on the emulated Intel package and
+                     read package C6, RAPL energy and temperature for every
+                     window (docs/emulator.md)
+  --timeline         one step to the first target (25 unless --targets)
+                     per method, traced and drawn per CPU (scripts/timeline.sh)
+  --repeat N         run the boots N times, each into DIR/run-K, and print
+                     every figure's mean and standard deviation
+  --smp N            vCPUs of the guests (default 4)
+  --targets "..."    the idle targets in % (default "5 10 15 20 25 30 35 40 45 49")
+  --out DIR          where the logs and results go (default out/bench)
+
+See docs/benchmark.md.
+EOF
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 

@@ -4,6 +4,20 @@
 # test config. Stops on the first patch that breaks the build. Leaves the
 # whole series applied.
 set -euo pipefail
+# shellcheck source=lib/usage.sh
+. "$(dirname "$0")/../lib/usage.sh"
+usage_or_refuse -- "$@" <<'EOF'
+usage: scripts/bisect-build.sh
+
+Checks that the series is bisectable: applies it one patch at a time in
+the cached tree and builds the objects each patch touches, with the test
+config, in an output folder of its own (obj-bisect in the cache; the log
+of each build is bisect-PATCH.log there). Stops at the first patch that
+does not build, and leaves the whole series applied. Needs the test
+kernel configured (scripts/build-kernel.sh). Takes no arguments.
+
+Environment: POWERCLAMP_CACHE, JOBS (make -j, default nproc).
+EOF
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 

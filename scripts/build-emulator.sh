@@ -7,6 +7,20 @@
 # $EMULATOR_BIN. Debian's stock qemu-system-x86 stays the emulator of the
 # boots that prove the fallback path.
 set -euo pipefail
+# shellcheck source=lib/usage.sh
+. "$(dirname "$0")/../lib/usage.sh"
+usage_or_refuse -- "$@" <<'EOF'
+usage: scripts/build-emulator.sh
+
+Builds the emulated-package QEMU: Debian 12's qemu source at the version in
+emulator/source-version (apt-get source, into the cache) with
+emulator/series applied, configured for the x86_64-softmmu target and the
+few devices run-qemu.sh uses, with ccache. The source is extracted again
+whenever the version or the series changes. The binary is left at
+emulator/bin/qemu-system-x86_64 in the cache. Takes no arguments.
+
+Environment: POWERCLAMP_CACHE. See docs/emulator.md.
+EOF
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 

@@ -2,6 +2,21 @@
 # Configure (tinyconfig + config-fragments/*.config) and build bzImage and
 # modules out of tree with ccache. Fails if a requested option is missing.
 set -euo pipefail
+# shellcheck source=lib/usage.sh
+. "$(dirname "$0")/../lib/usage.sh"
+usage_or_refuse -- "$@" <<'EOF'
+usage: [PC_KERNEL=test|bench|kcsan|debian|debian-debug] scripts/build-kernel.sh
+
+Configures the kernel (make tinyconfig, then config-fragments/*.config
+merged on top: debug.config for the test kernel only, the variant's
+fragment for kcsan, debian and debian-debug) and builds bzImage and the
+modules out of tree (make O=, in the cache) with ccache. Fails if an
+option a fragment asks for did not survive. Needs the patched tree
+(scripts/prepare-tree.sh). Takes no arguments.
+
+Environment: PC_KERNEL (default test), PC_UNPATCHED=1 (the tree without
+the accounting patches), POWERCLAMP_CACHE, JOBS (make -j, default nproc).
+EOF
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 

@@ -3,6 +3,21 @@
 # freshly built modules, our init and the guest-side scripts, packed with
 # mke2fs -d (no loop mounts).
 set -euo pipefail
+# shellcheck source=lib/usage.sh
+. "$(dirname "$0")/../lib/usage.sh"
+usage_or_refuse -- "$@" <<'EOF'
+usage: [PC_KERNEL=test|bench|...] scripts/build-rootfs.sh
+
+Builds the guest's disk image for PC_KERNEL's build: a debootstrap
+--variant=minbase bookworm root file system (made once and cached, again
+when its package list changes; root needed), plus the built modules, the
+guest's init, the guest scripts and the controller
+(tools/powerclamp-ctl), packed into an ext4 image with mke2fs -d (no loop
+mounts). Takes no arguments.
+
+Environment: PC_KERNEL (default test), DEBIAN_MIRROR (default
+http://deb.debian.org/debian), POWERCLAMP_CACHE.
+EOF
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 

@@ -19,6 +19,29 @@
 # up once (scripts/install-deps.sh ran, the cache filled); it takes the
 # cache's lock like the README's commands.
 set -euo pipefail
+# shellcheck source=lib/usage.sh
+. "$(dirname "$0")/../lib/usage.sh"
+usage_or_refuse --break= ARGS -- "$@" <<'EOF'
+usage: ./check.sh [--break DIFF] CHECK[,CHECK...] [KERNEL-ARG...]
+  e.g. ./check.sh device
+       ./check.sh stress_hotplug,kmemleak,health pc.scale=10
+       ./check.sh --break tests/breaks/thread-cost.diff high_targets
+
+The edit-and-check loop (also scripts/check.sh): after an edit to a patch,
+a guest check or a tool, rebuilds only what changed and runs the named
+checks in the boot of guest/boots that runs them, with that boot's
+kernel, vCPUs, CPU model, emulator and command line, KERNEL-ARGs added to
+it. Prints each stage's wall time and exits with the verdict: 0 pass,
+1 checks failed, 2 crashed, hung or a kernel splat on the console. The
+checks must all belong to one boot (kmemleak and health go with any).
+
+  --break DIFF   apply DIFF (a diff of the patched kernel tree, -p1) for
+                 this run only and take it out again when the run ends: a
+                 check shown red against a broken driver (tests/breaks/)
+
+Needs a machine the suite has set up once (scripts/install-deps.sh ran,
+the cache filled); takes the cache's lock.
+EOF
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 

@@ -25,6 +25,31 @@
 # usage: [PC_KERNEL=debian-debug] scripts/debian-variant.sh [--unpatched] [BOOT...]
 #        (default: all three)
 set -euo pipefail
+# shellcheck source=lib/usage.sh
+. "$(dirname "$0")/../lib/usage.sh"
+usage_or_refuse --unpatched ARGS -- "$@" <<'EOF'
+usage: [PC_KERNEL=debian-debug] scripts/debian-variant.sh [--unpatched] [BOOT...]
+
+The series where Debian's users run it: builds the "debian" kernel (the
+kernel without debug options plus config-fragments/variants/debian.config,
+Debian's timekeeping, accounting, preemption and RCU options) and boots
+the accounting and accuracy checks on it, on 2 vCPUs, once per BOOT
+(default: all three):
+  plain          as Debian boots it
+  nohz_full      nohz_full=1: CPU 1 full-dynticks
+  preempt_full   threadirqs preempt=full
+Prints each boot's verdict and the figures its checks logged. Not part of
+the suite. Sets the machine up as scripts/demo.sh does (root, apt, the
+cache and its lock).
+
+  --unpatched    (first) also build the same kernel without the series'
+                 accounting patches, boot it the same ways after each
+                 patched boot, and print its figures beside theirs
+
+PC_KERNEL=debian-debug boots the same kernel with IRQ time accounting,
+lockdep and atomic-sleep checking added
+(config-fragments/variants/debian-debug.config).
+EOF
 case "${PC_KERNEL:-}" in
 debian-debug) ;;
 *) export PC_KERNEL=debian ;;

@@ -6,6 +6,18 @@
 # Only the files the series touches are taken from the distro tarball: git
 # needs nothing else to apply or format the patches.
 set -euo pipefail
+# shellcheck source=lib/usage.sh
+. "$(dirname "$0")/../lib/usage.sh"
+usage_or_refuse ARGS -- "$@" <<'EOF'
+usage: scripts/export-series.sh [OUTPUT_DIR]   (default: out/series)
+
+Exports the series as git format-patch mails with the cover letter
+(patches/0000-cover-letter.txt; shortlog and diffstat added by git), ready
+for git send-email, into OUTPUT_DIR, which is replaced; then proves that
+git am applies them to the pristine files of
+/usr/src/linux-source-6.1.tar.xz and gives the quilt result. The git am
+trees are left in export/ in the cache.
+EOF
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 

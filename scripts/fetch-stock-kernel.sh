@@ -4,6 +4,17 @@
 # stock kernel has virtio and ext4 as modules. Nothing is installed on the
 # host: the packages are downloaded and unpacked into the cache.
 set -euo pipefail
+# shellcheck source=lib/usage.sh
+. "$(dirname "$0")/../lib/usage.sh"
+usage_or_refuse -- "$@" <<'EOF'
+usage: scripts/fetch-stock-kernel.sh
+
+Fetches Debian's stock 6.1 kernel (the package linux-image-amd64 points
+to) with apt-get download, unpacks it into the cache (stock/) and makes
+an initramfs with which it boots the benchmark's root file system image.
+Nothing is installed on the host. scripts/benchmark.sh runs it. Takes no
+arguments.
+EOF
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 

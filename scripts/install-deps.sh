@@ -8,6 +8,17 @@
 # Debian 12 host moves to them (only what is asked for by version comes
 # from them).
 set -euo pipefail
+# shellcheck source=lib/usage.sh
+. "$(dirname "$0")/../lib/usage.sh"
+usage_or_refuse -- "$@" <<'EOF'
+usage: scripts/install-deps.sh
+
+Installs the host packages the pipeline needs with apt-get, only when one
+is missing, and linux-source-6.1 and linux-config-6.1 at exactly the
+version in source-version (downgrading if need be). Adds the deb-src
+entry that scripts/build-emulator.sh needs for the qemu source, once.
+Needs root. Takes no arguments.
+EOF
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 

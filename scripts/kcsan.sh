@@ -13,6 +13,23 @@
 # empty ccache on 2 cores) and a long boot; run it when the lock-free
 # parts of the driver change (docs/testing.md, "KCSAN").
 set -euo pipefail
+# shellcheck source=lib/usage.sh
+. "$(dirname "$0")/../lib/usage.sh"
+usage_or_refuse -- "$@" <<'EOF'
+usage: scripts/kcsan.sh
+
+The driver under the kernel concurrency sanitizer: builds the "kcsan"
+kernel (config-fragments/variants/kcsan.config instead of debug.config),
+boots it on 4 vCPUs through the checks that start, retarget, skip, move
+the controller, change the duration and hotplug CPUs while the threads
+run, then prints every data race KCSAN reported whose stacks name the
+driver, and how many name only the rest of the kernel. Exits 1 if one
+names the driver. Not part of the suite; sets the machine up as
+scripts/demo.sh does (root, apt, the cache and its lock). Takes no
+arguments.
+
+Environment: KCSAN_SKIP_WATCH (watch one access in N, default 500).
+EOF
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 export PC_KERNEL=kcsan

@@ -159,12 +159,35 @@ def top_document(items):
     return None
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse, with a usage error told in one line on stderr (exit 2)."""
+
+    def error(self, message):
+        sys.stderr.write(f"{self.prog}: {message} (see --help)\n")
+        sys.exit(2)
+
+
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--name", default="ktap")
-    ap.add_argument("--expect", help="comma-separated top-level names")
-    ap.add_argument("file")
-    args = ap.parse_args()
+    summary, usage, rest = __doc__.split("\n\n", 2)
+    ap = Parser(usage=usage.removeprefix("usage: "),
+                description=f"{summary}\n\n{rest}",
+                formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--name", default="ktap",
+                    help="the name on the last line and in every failure "
+                    "line (default: ktap)")
+    ap.add_argument("--expect", metavar="A,B,C",
+                    help="the top-level results' names, comma-separated, "
+                    "in order")
+    ap.add_argument("file", metavar="FILE", nargs="?",
+                    help="the KTAP document")
+    args, extra = ap.parse_known_args()
+    for arg in extra:
+        if arg.startswith("-") and arg != "-":
+            ap.error(f"unknown option '{arg}'")
+    if extra:
+        ap.error(f"unexpected argument '{extra[0]}'")
+    if args.file is None:
+        ap.error("no FILE given")
     verdict = Verdict(args.name)
     try:
         with open(args.file, encoding="utf-8", errors="replace") as f:

@@ -6,6 +6,17 @@
 # break), then "lint: N passed, N failed"; exits 1 on any failure. Needs
 # the patched tree (scripts/prepare-tree.sh) for checkpatch and the breaks.
 set -euo pipefail
+# shellcheck source=lib/usage.sh
+. "$(dirname "$0")/../lib/usage.sh"
+usage_or_refuse -- "$@" <<'EOF'
+usage: scripts/lint.sh
+
+Host checks of the series and the harness: checkpatch --strict and a mail
+header git accepts on every patch of series, shellcheck on every script,
+and every break of tests/breaks/ still applying. Prints one KTAP
+document, then "lint: N passed, N failed"; exits 1 on any failure. Needs
+the patched tree (scripts/prepare-tree.sh). Takes no arguments.
+EOF
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=lib/ktap.sh

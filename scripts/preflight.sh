@@ -3,6 +3,19 @@
 # filesystem, and the package archive when something must come from it.
 # Each failure is one line saying what is wrong; nothing is changed.
 set -euo pipefail
+# shellcheck source=lib/usage.sh
+. "$(dirname "$0")/../lib/usage.sh"
+usage_or_refuse -- "$@" <<'EOF'
+usage: scripts/preflight.sh
+
+What demo.sh and test.sh check before anything else: root, room in the
+filesystem of the cache (8 GiB with an empty cache, 2 GiB warm), and,
+when a package is missing or the guest's root file system is not made
+yet, that the package archive answers (apt-get update). Each failure is
+one line saying what is wrong. Takes no arguments.
+
+Environment: POWERCLAMP_CACHE.
+EOF
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 

@@ -2,6 +2,21 @@
 # Extract the distro kernel source once, then (re)apply the quilt series from
 # the repository. Any fuzz, offset or failed hunk stops the run.
 set -euo pipefail
+# shellcheck source=lib/usage.sh
+. "$(dirname "$0")/../lib/usage.sh"
+usage_or_refuse -- "$@" <<'EOF'
+usage: scripts/prepare-tree.sh
+
+Extracts /usr/src/linux-source-6.1.tar.xz into the cache once (again when
+the installed package is another version) and applies the repository's
+quilt series with quilt push -a; any fuzz, offset or failed hunk stops
+it. When the series changed since the last push, the previous one is
+popped first, and the files that hold what they held before get their
+times back, so that make rebuilds only what changed. Takes no arguments.
+
+Environment: POWERCLAMP_CACHE, PC_UNPATCHED=1 (a tree of its own,
+without the accounting patches).
+EOF
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 

@@ -15,6 +15,17 @@
 #    (kernel/time/tick-sched.c), which idle injection can provoke: the
 #    tick is kept, nothing is lost.
 set -euo pipefail
+# shellcheck source=lib/usage.sh
+. "$(dirname "$0")/../lib/usage.sh"
+usage_or_refuse ARGS -- "$@" <<'EOF'
+usage: scripts/scan-console.sh CONSOLE_LOG
+
+Scans a guest console log for kernel splats (WARNING, BUG, Oops, lockdep,
+KASAN, kmemleak, RCU stall, hung task, soft lockup, ...). Exits 0 if there
+is none, 1 if there is one (printing the matching lines, at most 20, then
+the log around the first), 2 if the log cannot be read or the usage is
+wrong.
+EOF
 export LC_ALL=C
 
 if (($# != 1)); then

@@ -7,6 +7,17 @@
 # Prints one KTAP document, the unit tests nested as a subtest; exits 1
 # on any failure.
 set -euo pipefail
+# shellcheck source=lib/usage.sh
+. "$(dirname "$0")/../lib/usage.sh"
+usage_or_refuse -- "$@" <<'EOF'
+usage: scripts/test-emulator.sh
+
+The emulated-package QEMU's own checks, after scripts/build-emulator.sh:
+QEMU's checkpatch and a mail header git accepts on every patch of
+emulator/series, the unit tests of the power and thermal model, and the
+built binary's handling of the model's parameters. Prints one KTAP
+document; exits 1 on any failure. Takes no arguments.
+EOF
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=lib/ktap.sh

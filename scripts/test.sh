@@ -13,6 +13,23 @@
 # documents this run owes are listed before anything runs; one that never
 # reports (a stage died first) is a failure.
 set -euo pipefail
+# shellcheck source=lib/usage.sh
+. "$(dirname "$0")/../lib/usage.sh"
+usage_or_refuse -- "$@" <<'EOF'
+usage: scripts/test.sh
+
+The whole test suite, from a fresh Debian 12 machine, as root: installs
+what is missing (apt), lints the series, applies it, builds the kernels,
+the emulated-package QEMU and the guests' images, proves the harness can
+fail (tests/run.sh), boots every guest of guest/boots under QEMU and
+judges the KTAP document each printed. Ends with the line
+"N passed, N failed, N skipped" and exits non-zero on any failure or
+kernel splat. Fills the cache (/var/tmp/powerclamp-cache) and takes its
+lock. Takes no arguments.
+
+Environment: POWERCLAMP_CACHE, POWERCLAMP_LOGS (instead of out/), JOBS
+(make -j). See docs/testing.md.
+EOF
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 

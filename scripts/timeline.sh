@@ -12,6 +12,20 @@
 # usage: scripts/timeline.sh OUT LABEL=CONSOLE-LOG...
 #   e.g. scripts/timeline.sh out/bench patched=out/bench/console-patched.log
 set -euo pipefail
+# shellcheck source=lib/usage.sh
+. "$(dirname "$0")/../lib/usage.sh"
+usage_or_refuse ARGS -- "$@" <<'EOF'
+usage: scripts/timeline.sh OUT LABEL=CONSOLE-LOG...
+  e.g. scripts/timeline.sh out/bench patched=out/bench/console-patched.log
+
+Draws the benchmark's timelines (scripts/benchmark.sh --timeline): for
+each BENCH-TIMELINE block in the console logs given, one second of what
+every CPU did (the load, the injecting thread outside forced idle, forced
+idle, other idle, other tasks), the interrupts each took, and the
+package's deepest state as the emulated package models it. Writes
+timeline.txt (each state's share of the second per CPU) and, with
+gnuplot, timeline.png and timeline-zoom.png into OUT.
+EOF
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 

@@ -8,6 +8,21 @@
 #
 # usage: scripts/try-sources.sh [--build] [VERSION...]
 set -euo pipefail
+# shellcheck source=lib/usage.sh
+. "$(dirname "$0")/../lib/usage.sh"
+usage_or_refuse --build ARGS -- "$@" <<'EOF'
+usage: scripts/try-sources.sh [--build] [VERSION...]
+
+Maintenance: tries the series against every linux-source-6.1 version the
+archive offers (or the VERSIONs named), newest first, and prints per
+version whether quilt push -a applies every patch cleanly, with offsets
+or fuzz, or fails (and at which patch). The packages are downloaded into
+the cache (apt-get download), never installed; source-version and the
+cached tree are left alone.
+
+  --build   also build the directories the series touches, with the test
+            kernel's config (scripts/build-kernel.sh made it)
+EOF
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 

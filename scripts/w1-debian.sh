@@ -8,6 +8,18 @@
 #
 # usage: scripts/w1-debian.sh
 set -euo pipefail
+# shellcheck source=lib/usage.sh
+. "$(dirname "$0")/../lib/usage.sh"
+usage_or_refuse -- "$@" <<'EOF'
+usage: scripts/w1-debian.sh
+
+Compiles every object the series changes under Debian's own amd64
+configuration (linux-config-6.1, config.amd64_none_amd64) with W=1, once
+as Debian ships it and once with IRQ_TIME_ACCOUNTING on, and fails on any
+warning. Compile only: nothing is linked or booted. Needs the patched
+tree (scripts/prepare-tree.sh) and linux-config-6.1
+(scripts/install-deps.sh). Takes no arguments.
+EOF
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 

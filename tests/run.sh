@@ -2,6 +2,16 @@
 # The host stage of the suite: every tests/selftest-*.sh, each one's KTAP
 # document nested as a subtest of this one. Needs no root and no kernel.
 set -euo pipefail
+# shellcheck source=lib/usage.sh
+. "$(dirname "$0")/../lib/usage.sh"
+usage_or_refuse -- "$@" <<'EOF'
+usage: tests/run.sh
+
+The host stage of the suite: runs every tests/selftest-*.sh, the harness
+fed known-bad input to show that it can fail, and prints one KTAP
+document with each self-test's document nested as a subtest; exits 1 if
+one failed. Needs no root, no kernel and no guest. Takes no arguments.
+EOF
 TESTS_DIR=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib/ktap.sh
 . "$TESTS_DIR/../lib/ktap.sh"
