@@ -76,6 +76,10 @@ EMULATOR_VERSION=$(cat "$REPO_DIR/emulator/source-version")
 EMULATOR_DIR=$CACHE_DIR/emulator
 EMULATOR_BIN=$EMULATOR_DIR/bin/qemu-system-x86_64
 export CCACHE_DIR=${CCACHE_DIR:-$CACHE_DIR/ccache}
+# Paths under the cache are hashed relative to the build folder, so that the
+# variants of a tree (patched, unpatched, pristine, the bisect tree), each
+# at ../linux from its build, share their compilations.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$CACHE_DIR}
 
 # Wall-clock start of the whole command, shared with the scripts it runs.
 export PC_START_EPOCH=${PC_START_EPOCH:-$(date +%s)}
