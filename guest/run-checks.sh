@@ -8,8 +8,11 @@
 #     lib.sh), run in a subshell so that nothing it sets or leaves behind
 #     reaches the next one;
 #   - a check's result is "not ok" when any of its results is, when it
-#     reported nothing, when it returned non-zero, or when it ended without
-#     getting back here (an exit); an unknown name is "not ok" too.
+#     printed no result, when it returned non-zero, or when it ended
+#     without getting back here (an exit); an unknown name is "not ok" too.
+#     (Its results are counted as they are written; one whose line went
+#     elsewhere leaves an empty subtest under "ok", which the host's parser
+#     fails.)
 #
 # The last line is "guest: N passed, N failed" (its own count, for people:
 # the host counts from the KTAP). Exits non-zero on any failure.
@@ -69,7 +72,7 @@ run_check() {
 		ktap_not_ok "$name" "returned status $rc"
 	elif ((n == 0)); then
 		GUEST_FAILED=$((GUEST_FAILED + 1))
-		ktap_not_ok "$name" "reported no result"
+		ktap_not_ok "$name" "printed no result"
 	elif ((s == n)); then
 		ktap_skip "$name" "every result skipped"
 	else

@@ -15,7 +15,8 @@ not KTAP are ignored. Judged:
   that order (the registry's list of checks for that boot);
 - a subtest's plan, where it has one (KUnit's do), must match its results;
 - a "not ok" result whose subtest has no failing result of its own (a check
-  that reported nothing, returned non-zero or never came back) is a failure.
+  that printed no result, returned non-zero or never came back) is a failure;
+- an "ok" result whose subtest printed no result is a failure.
 
 Leaf results are counted: "ok" passes, "ok ... # SKIP" is skipped, "not ok"
 fails. Every failure is printed as a "not ok - NAME: path: reason" line; the
@@ -142,11 +143,16 @@ def judge(test, verdict, path, top=False):
                 bad = True
             continue
         sub_bad = judge(sub, verdict, where)
-        if not ok and not sub_bad:
-            verdict.fail(where, directive or "not ok with no failing result")
-            sub_bad = True
         if ok and sub_bad:
             verdict.fail(where, "ok although a result inside failed")
+        elif ok and not sub.results:
+            # The writer counts what it writes, not what reached the
+            # document (a result line redirected away): nothing passed.
+            verdict.fail(where, "printed no result")
+            sub_bad = True
+        elif not ok and not sub_bad:
+            verdict.fail(where, directive or "not ok with no failing result")
+            sub_bad = True
         bad = bad or sub_bad
     return bad
 
