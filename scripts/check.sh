@@ -55,6 +55,9 @@ fi
 CHECKS=$1
 shift
 
+# The registry the checks are looked up in must be a plan (scripts/lib.sh).
+why=$(plan_problem) || die "the plan: $why"
+
 # boot_of CHECK: the first boot of guest/boots that runs CHECK
 boot_of() {
 	local boot

@@ -241,9 +241,62 @@ boot_field() {
 # boot_checks BOOT: BOOT's checks, comma-separated, in order
 boot_checks() {
 	awk -v b="$1" '$1 == "boot" { on = ($2 == b); next }
+		$1 == "floor" { on = 0; next }
 		/^[ \t]*(#|$)/ { next }
 		on { for (i = 1; i <= NF; i++) { printf "%s%s", sep, $i; sep = "," } }
 		END { print "" }' "$BOOTS"
+}
+
+# plan_problem: what is wrong with the registry ($BOOTS) as the suite's
+# plan, in one line, and status 1; nothing and status 0 when it is right.
+# Without this, a registry that is missing, empty or lost a boot or a
+# check boots less and can still come out green. Right: it exists,
+# declares at least one boot, every boot names at least one check, every
+# other line belongs to a boot, and it has one line "floor boots=N
+# checks=N" with at least as many boots and checks (counted once per boot
+# that runs them) as that says, so that deleting a boot or a check fails
+# until the floor is lowered with it, on purpose.
+plan_problem() {
+	if [ ! -f "$BOOTS" ] || [ ! -r "$BOOTS" ]; then
+		echo "no registry of boots at $BOOTS"
+		return 1
+	fi
+	awk -v reg="$BOOTS" '
+		function bad(why) { print reg ": " why; err = 1; exit 1 }
+		/^[ \t]*(#|$)/ { next }
+		$1 == "floor" {
+			if (floors++) bad("line " NR ": a second floor line")
+			for (i = 2; i <= NF; i++) {
+				split($i, kv, "=")
+				if (kv[1] !~ /^(boots|checks)$/ || kv[2] !~ /^[0-9]+$/)
+					bad("line " NR ": the floor wants boots=N checks=N, not \047" $i "\047")
+				floor[kv[1]] = kv[2]
+			}
+			boot = ""
+			next
+		}
+		$1 == "boot" {
+			if (NF < 2) bad("line " NR ": a boot without a name")
+			if ($2 in n) bad("boot " $2 " declared twice")
+			boot = $2
+			n[boot] = 0
+			order[++boots] = boot
+			next
+		}
+		boot == "" { bad("line " NR ": \047" $1 "\047 belongs to no boot") }
+		{ n[boot] += NF; checks += NF }
+		END {
+			if (err) exit 1
+			if (!boots) bad("declares no boot")
+			for (i = 1; i <= boots; i++)
+				if (!n[order[i]]) bad("boot " order[i] " names no check")
+			if (!("boots" in floor) || !("checks" in floor))
+				bad("no floor line giving boots=N and checks=N")
+			if (boots < floor["boots"] + 0)
+				bad(boots " boots, below the floor of " floor["boots"])
+			if (checks < floor["checks"] + 0)
+				bad(checks " checks, below the floor of " floor["checks"])
+		}' "$BOOTS"
 }
 
 # known_stall CONSOLE: print the name of the scripts/known-stalls signature

@@ -76,6 +76,10 @@ timed() {
 
 mkdir -p "$LOG_DIR"
 echo "# documents this run reports: ${DOCUMENTS[*]}"
+# The plan before anything is built: a registry of boots that is missing,
+# empty or below its floor would boot less and could still come out green.
+current="plan"
+why=$(plan_problem) || { fail_line "plan: $why"; exit 1; }
 timed preflight "$REPO_DIR/scripts/preflight.sh"
 take_lock
 timed deps "$REPO_DIR/scripts/install-deps.sh"
