@@ -2,7 +2,8 @@
 # Proves that the suite's plan cannot shrink unseen: plan_problem
 # (scripts/lib.sh), which scripts/test.sh and scripts/check.sh call before
 # anything is built, on the real registries and on copies of guest/boots
-# with a boot, a check or the floor taken out, emptied or missing.
+# with a boot, a check or the floor taken out, emptied or missing; and
+# tests/run.sh's floor of self-tests on a copy of it with one too few.
 # Prints one KTAP document; needs no root, no kernel and no guest.
 set -euo pipefail
 TESTS_DIR=$(cd "$(dirname "$0")" && pwd)
@@ -31,7 +32,7 @@ awk '$1 == "boot" { on = ($2 == "isolated"); print; next }
 sed 's/ soak$//' "$real" >"$work/no-soak"
 grep -v '^floor ' "$real" >"$work/no-floor"
 
-ktap_begin "$((2 + ${#BROKEN[@]}))"
+ktap_begin "$((2 + ${#BROKEN[@]} + 2))"
 for reg in "$real" "$REPO_DIR/guest/boots-trees"; do
 	rc=0
 	why=$(BOOTS=$reg plan_problem) || rc=$?
@@ -51,5 +52,31 @@ for case in "${BROKEN[@]}"; do
 	fi
 done
 
+# tests/run.sh's floor: a copy of it beside one self-test fewer than its
+# floor, then beside as many, each a stand-in with one passing result.
+floor=$(sed -n 's/^SELFTESTS_FLOOR=\([0-9]*\).*/\1/p' "$TESTS_DIR/run.sh")
+mkdir -p "$work/repo/tests" "$work/repo/lib"
+cp "$REPO_DIR/lib/ktap.sh" "$REPO_DIR/lib/usage.sh" "$work/repo/lib/"
+cp "$TESTS_DIR/run.sh" "$work/repo/tests/"
+for ((i = 1; i < ${floor:-0}; i++)); do
+	printf 'echo "KTAP version 1"; echo 1..1; echo "ok 1 stand-in"\n' >"$work/repo/tests/selftest-$i.sh"
+done
+rc=0
+bash "$work/repo/tests/run.sh" >"$work/fewer.ktap" 2>&1 || rc=$?
+if [ -n "$floor" ] && ((rc != 0)) && grep -q "^not ok .*below the floor of $floor" "$work/fewer.ktap"; then
+	ktap_ok "run.sh: $((floor - 1)) self-tests, one below its floor of $floor, fail it"
+else
+	ktap_not_ok "run.sh: one self-test below the floor" "floor '$floor', exit $rc"
+	sed 's/^/# /' "$work/fewer.ktap"
+fi
+cp "$work/repo/tests/selftest-1.sh" "$work/repo/tests/selftest-$floor.sh" 2>/dev/null || true
+rc=0
+bash "$work/repo/tests/run.sh" >"$work/enough.ktap" 2>&1 || rc=$?
+if [ -n "$floor" ] && ((rc == 0)) && python3 "$REPO_DIR/scripts/ktap-parse.py" "$work/enough.ktap" >/dev/null; then
+	ktap_ok "run.sh: $floor self-tests, its floor, pass"
+else
+	ktap_not_ok "run.sh: self-tests at the floor" "floor '$floor', exit $rc"
+	sed 's/^/# /' "$work/enough.ktap"
+fi
 ktap_end
 ((KTAP_FAILED == 0))
