@@ -11,7 +11,8 @@
 # producer's own tally; bisect and export are one result each, and each
 # boot adds its console scan and its verdict (scripts/verdict.sh). The
 # documents this run owes are listed before anything runs; one that never
-# reports (a stage died first) is a failure.
+# reports (a stage died first) is a failure. The registry of boots is held
+# to its floor first (plan_problem), so that it cannot shrink unseen.
 set -euo pipefail
 # shellcheck source=lib/usage.sh
 . "$(dirname "$0")/../lib/usage.sh"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The host stage of the suite: every tests/selftest-*.sh, each one's KTAP
-# document nested as a subtest of this one. Needs no root and no kernel.
+# document nested as a subtest of this one, after a first result holding
+# their number to SELFTESTS_FLOOR. Needs no root and no kernel.
 set -euo pipefail
 # shellcheck source=lib/usage.sh
 . "$(dirname "$0")/../lib/usage.sh"
