@@ -42,7 +42,7 @@ done
 . "$(dirname "$0")/lib.sh"
 
 for tree in "${TREES[@]}"; do
-	[ -d "$REPO_DIR/trees/$tree" ] || die "no tree '$tree' (trees/: $(ls "$REPO_DIR/trees" | paste -sd' '))"
+	[ -d "$REPO_DIR/trees/$tree" ] || die "no tree '$tree' (trees/ holds 6.12 and 7.3)"
 done
 for variant in $VARIANTS; do
 	case "$variant" in pristine | unpatched | patched) ;;

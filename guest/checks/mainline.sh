@@ -32,7 +32,8 @@ check_mainline_accuracy() {
 	expect "cpumask after load: every present CPU" "$(cat "$PARAMS/cpumask")" "$(present_cpus_hex)"
 	start_loads
 	sleep 1
-	unclamped_window 10
+	unclamped_window 10 # sets BASE_LOST and BASE_TICKS (accuracy.sh)
+	# shellcheck disable=SC2153 # set by unclamped_window
 	base_lost=$BASE_LOST
 	ktap_diag "unclamped: the loads lose $base_lost% of wall time, /proc/stat accounts $BASE_TICKS% of it"
 	for target in 10 25 40 50; do
