@@ -40,7 +40,8 @@ EOF
 current="start"
 timings=()
 mapfile -t BOOT_LIST < <(boot_names)
-DOCUMENTS=(lint analysis w1-debian bisect export harness emulator "${BOOT_LIST[@]}")
+MAINLINE_TREES=(7.3 6.12)
+DOCUMENTS=(lint "${MAINLINE_TREES[@]/#/lint-}" analysis w1-debian bisect export harness emulator "${BOOT_LIST[@]}")
 
 summary() {
 	local t r
@@ -86,6 +87,18 @@ take_lock
 timed deps "$REPO_DIR/scripts/install-deps.sh"
 timed tree "$REPO_DIR/scripts/prepare-tree.sh"
 timed lint ktap_stage lint "$REPO_DIR/scripts/lint.sh"
+# The mainline trees' series (trees/): each installs its pinned Debian
+# source, applies to it with no fuzz or offset, and passes that tree's
+# checkpatch and the mail header check. Their builds and boots are
+# scripts/trees.sh's, outside the suite.
+lint_tree() {
+	PC_TREE=$1 "$REPO_DIR/scripts/install-deps.sh" &&
+		PC_TREE=$1 "$REPO_DIR/scripts/prepare-tree.sh" &&
+		PC_TREE=$1 "$REPO_DIR/scripts/lint.sh"
+}
+for tree in "${MAINLINE_TREES[@]}"; do
+	timed "tree $tree: source, series, lint" ktap_stage "lint-$tree" lint_tree "$tree"
+done
 timed "harness self-tests" ktap_stage harness "$REPO_DIR/tests/run.sh"
 timed "kernel build" "$REPO_DIR/scripts/build-kernel.sh"
 timed "driver analysis" ktap_stage analysis "$REPO_DIR/scripts/analyze-driver.sh"
