@@ -15,9 +15,10 @@ TESTS_DIR=$(cd "$(dirname "$0")" && pwd)
 REPO_DIR=$(dirname "$TESTS_DIR")
 # shellcheck source=lib/ktap.sh
 . "$REPO_DIR/lib/ktap.sh"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 TREE=${POWERCLAMP_CACHE:-/var/tmp/powerclamp-cache}/tree-7.3/linux
+work=$(mktemp -d)
+# the export's git am trees hold commits by the test sender: not kept
+trap 'rm -rf "$work" "${TREE%/linux}/export"' EXIT
 SENDER_NAME="Ada Tester" SENDER_EMAIL=ada@kernel.org
 # the patches' own author, which is this machine's git config identity
 PLACEHOLDER_NAME="Seed 3fe2db62 maintainers"
