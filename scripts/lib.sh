@@ -149,7 +149,7 @@ HOST_PACKAGES=(
 	libssl-dev xz-utils cpio kmod perl python3 python3-docutils sparse
 	qemu-system-x86 debootstrap e2fsprogs shellcheck util-linux
 	dpkg-dev ninja-build meson pkg-config libglib2.0-dev libpixman-1-dev
-	libfdt-dev zlib1g-dev git-email
+	libfdt-dev zlib1g-dev git-email libmailtools-perl
 )
 
 # Debian's kernel configurations, of the same version as the source
