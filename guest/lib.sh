@@ -375,7 +375,6 @@ threads_follow_online() {
 DEFAULT_DURATION=24
 DEFAULT_WINDOW_SIZE=2
 DEFAULT_MAX_IDLE=50
-MAX_IDLE_LIMIT=85  # the highest max_idle the driver takes
 
 # The reset writes to sysfs as root: refuse to run anywhere but in a test
 # guest booted by run-qemu.sh.
