@@ -580,3 +580,39 @@ check_pkg_msr_writes() {
 		fail "PACKAGE_THERM_STATUS: a write of 0 faulted (GP)"
 	msr_refuses "PACKAGE_THERM_STATUS, reserved bit 12" 0 $((0x1b1)) $((0x00001000)) moves
 }
+
+# first_windows_after_online CPU SECONDS: bring CPU back online with the
+# powerclamp_window events on, and print the measured_permille of each
+# window of the next SECONDS, one per line
+first_windows_after_online() {
+	local t=/sys/kernel/tracing
+	echo 1 >"$t/events/powerclamp/powerclamp_window/enable"
+	echo >"$t/trace"
+	cpu_online "$1" 1
+	sleep "$2"
+	echo 0 >"$t/events/powerclamp/powerclamp_window/enable"
+	sed -n 's/.* powerclamp_window: .* measured_permille=\(-\{0,1\}[0-9]*\) .*/\1/p' "$t/trace"
+	echo >"$t/trace"
+}
+
+# A window never spans a change of the CPUs clamped: with cpumask=1 and
+# CPU 1 offline for 3 s, the first window after it comes back must not
+# pair the package counters read before the outage with those read after
+# it (unmeasured: -1), and the driver measures again from the next one.
+# The guest is idle: under load the outage reads as a package that never
+# slept, which the driver already refuses as still counters.
+check_pkg_window_outage() {
+	local -a m
+	echo 1 >"$PARAMS/cpumask"
+	set_target 25
+	sleep 2
+	cpu_online 1 0
+	sleep 3
+	mapfile -t m < <(first_windows_after_online 1 2)
+	set_target 0
+	ktap_diag "windows after CPU 1 came back, measured per mille: ${m[*]}"
+	expect "first window after the outage: not measured" "${m[0]:-none}" -1
+	((${#m[@]} > 2)) && [ "${m[2]}" != -1 ] &&
+		pass "the third window after the outage is measured (${m[2]})" ||
+		fail "no measured window after the outage: ${m[*]}"
+}
