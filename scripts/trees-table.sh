@@ -27,7 +27,7 @@ for log in "$@"; do
 		}
 		order[n++] = t
 	}
-	/# target [0-9]+: .*idle_inject threads: utime/ {
+	/# target [0-9]+: .*(idle_inject|kidle_inject) threads: utime/ {
 		t = $3; sub(":", "", t)
 		u = $7; s = $9; gsub(/[%,]/, "", u); gsub(/[%,]/, "", s)
 		thr[t] = sprintf("%.1f", u + s)

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The mainline trees' command (not part of the suite): for each tree named
 # (7.3, 6.12), install its pinned source, then build and boot the in-tree
-# driver in each variant and judge guest/boots-trees' checks:
+# driver in each variant and judge guest/boots-trees' checks; 6.1 names
+# this project's driver (its patched variant only, unless asked), so that
+# one run puts the three side by side:
 #   pristine   the tree as Debian ships it (PC_UNPATCHED=all)
 #   unpatched  trees/<tree>/series without its patches to kernel/ (the
 #              driver fixes, not the accounting fix; PC_UNPATCHED=1)
@@ -17,16 +19,18 @@ usage: scripts/trees.sh [--variants "pristine unpatched patched"] TREE...
 
 Build and boot the in-tree intel_powerclamp of each mainline TREE (7.3,
 6.12) on the emulated package, as Debian ships it and with the tree's
-series (trees/TREE/), and judge it with guest/boots-trees' checks.
+series (trees/TREE/), and judge it with guest/boots-trees' checks. TREE
+6.1 is this project's 6.1 driver and series (patches/), booted and judged
+the same way, for the figures side by side in one run.
 Logs: out/trees/TREE-VARIANT/. Runs as root (apt, debootstrap).
 
   --variants LIST  which of pristine, unpatched, patched to run
-                   (default: all three)
+                   (default: all three for 7.3 and 6.12, patched for 6.1)
   -h, --help       this text
 EOF
 }
 
-VARIANTS="pristine unpatched patched"
+VARIANTS=
 TREES=()
 while (($#)); do
 	case "$1" in
@@ -42,9 +46,10 @@ done
 . "$(dirname "$0")/lib.sh"
 
 for tree in "${TREES[@]}"; do
-	[ -d "$REPO_DIR/trees/$tree" ] || die "no tree '$tree' (trees/ holds 6.12 and 7.3)"
+	[ "$tree" = 6.1 ] || [ -d "$REPO_DIR/trees/$tree" ] ||
+		die "no tree '$tree' (6.1, or trees/: 6.12 and 7.3)"
 done
-for variant in $VARIANTS; do
+for variant in ${VARIANTS:-patched}; do
 	case "$variant" in pristine | unpatched | patched) ;;
 	*) die "a variant is pristine, unpatched or patched, not '$variant'" ;;
 	esac
@@ -57,7 +62,9 @@ status=0
 for tree in "${TREES[@]}"; do
 	PC_TREE=$tree "$REPO_DIR/scripts/install-deps.sh"
 	PC_TREE=$tree "$REPO_DIR/scripts/build-emulator.sh"
-	for variant in $VARIANTS; do
+	variants=${VARIANTS:-pristine unpatched patched}
+	[ "$tree" = 6.1 ] && variants=${VARIANTS:-patched}
+	for variant in $variants; do
 		case "$variant" in
 		pristine) unpatched=all ;;
 		unpatched) unpatched=1 ;;
