@@ -616,3 +616,26 @@ check_pkg_window_outage() {
 		pass "the third window after the outage is measured (${m[2]})" ||
 		fail "no measured window after the outage: ${m[*]}"
 }
+
+# The package counters given up are tried again at the next start: with
+# cpumask=0 and both CPUs busy, CPU 1 keeps the package awake, its
+# counters stay still through windows with injection, and the driver
+# falls back to CPU idle time; clamping every CPU again must go back to
+# the counters.
+check_pkg_feedback_reprobe() {
+	expect "feedback source before" "$(stat_field feedback_source)" pkg-cstate-msr
+	echo 0 >"$PARAMS/cpumask"
+	start_loads
+	set_target 25
+	sleep 4
+	expect "cpumask=0, CPU 1 busy: fell back to CPU idle time" \
+		"$(stat_field feedback_source)" cpu-idle-time
+	set_target 0
+	stop_loads
+	echo "0-$((NCPU - 1))" >"$PARAMS/cpumask"
+	set_target 25
+	sleep 1
+	expect "every CPU clamped again: feedback from the package counters" \
+		"$(stat_field feedback_source)" pkg-cstate-msr
+	set_target 0
+}
