@@ -639,3 +639,60 @@ check_pkg_feedback_reprobe() {
 		"$(stat_field feedback_source)" pkg-cstate-msr
 	set_target 0
 }
+
+# read_pkg_counters SECONDS CPU...: read the package C6 residency (0x3f9)
+# and package energy (0x611, 32 bits that wrap) through each CPU's
+# /dev/cpu/N/msr in turn, as fast as perl can, for SECONDS. Prints "READS
+# C6_BACK ENERGY_BACK WORST": the reads, how many of each counter read
+# below the read before (of any CPU: one package), and the largest step
+# back of the residency in TSC ticks.
+read_pkg_counters() {
+	perl -e '
+		my ($secs, @cpus) = @ARGV;
+		my (%fh, %last, %back);
+		my ($reads, $worst) = (0, 0);
+		for my $c (@cpus) {
+			open($fh{$c}, "<:raw", "/dev/cpu/$c/msr") or die "cpu$c: $!";
+		}
+		my $end = time + $secs;
+		while (time < $end) {
+			for my $c (@cpus) {
+				for my $msr (0x3f9, 0x611) {
+					sysseek($fh{$c}, $msr, 0) or die "seek: $!";
+					sysread($fh{$c}, my $buf, 8) == 8 or die "read: $!";
+					my $v = unpack("Q<", $buf);
+					$v &= 0xffffffff if $msr == 0x611;
+					my $l = $last{$msr};
+					# a 32-bit wrap of the energy counter is not a step back
+					if (defined $l && $v < $l &&
+					    !($msr == 0x611 && $l - $v > 0x80000000)) {
+						$back{$msr}++;
+						$worst = $l - $v if $msr == 0x3f9 && $l - $v > $worst;
+					}
+					$last{$msr} = $v;
+					$reads++;
+				}
+			}
+		}
+		printf "%d %d %d %d\n", $reads, $back{0x3f9} // 0, $back{0x611} // 0, $worst;
+	' "$@"
+}
+
+# The package counters never run backwards: read from every CPU in a
+# tight loop for 20 s under full load clamped at 40 %, where the vCPUs
+# halt and wake together, each read is at least the one before.
+check_pkg_counters_monotonic() {
+	local reads c6_back energy_back worst cpus
+	mapfile -t cpus < <(online_cpus)
+	start_loads
+	set_target 40
+	sleep 2
+	read -r reads c6_back energy_back worst < <(read_pkg_counters 20 "${cpus[@]}")
+	set_target 0
+	stop_loads
+	ktap_diag "$reads reads in 20 s; the residency stepped back by up to $worst TSC ticks"
+	((reads > 1000)) && pass "read the counters $reads times in 20 s" ||
+		fail "only ${reads:-0} reads of the counters in 20 s"
+	expect "package C6 residency reads below the one before" "$c6_back" 0
+	expect "package energy reads below the one before" "$energy_back" 0
+}
