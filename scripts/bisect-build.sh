@@ -21,9 +21,9 @@ EOF
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-BISECT_OBJ=$CACHE_DIR/obj-bisect
+BISECT_OBJ=$TREE_CACHE/obj-bisect
 JOBS=${JOBS:-$(nproc)}
-quilt_repo() { quilt_with "$REPO_DIR/patches" "$REPO_DIR/series" "$@"; }
+quilt_repo() { quilt_with "$PATCHES_DIR" "$SERIES_FILE" "$@"; }
 
 # Build targets for the files a patch touches: the object of a .c file
 # that its Makefile builds, else its whole directory (kernel/sched/*.c are
@@ -53,7 +53,7 @@ mkdir -p "$BISECT_OBJ"
 # the tree ends as it started, with the whole series applied: its files get
 # their times back, so that the kernels built from it rebuild nothing
 RECORD=$TREE_DIR.bisect-before
-note_patched_files "$REPO_DIR/patches" "$REPO_DIR/series" "$RECORD"
+note_patched_files "$PATCHES_DIR" "$SERIES_FILE" "$RECORD"
 quilt_repo pop -a -q >/dev/null
 # on failure too, leave the whole series applied again
 trap 'quilt_repo push -a -q >/dev/null 2>&1 || true; keep_unchanged_times "$RECORD"' EXIT
@@ -62,11 +62,11 @@ while read -r patch; do
 	# the test config each time: olddefconfig drops symbols a patch removes
 	cp "$OBJ_DIR/.config" "$BISECT_OBJ/.config"
 	mapfile -t targets < <(targets_for "$patch")
-	log=$CACHE_DIR/bisect-$patch.log
+	log=$TREE_CACHE/bisect-$patch.log
 	if ! make -C "$TREE_DIR" O="$BISECT_OBJ" CC="ccache gcc" -j"$JOBS" \
 		olddefconfig "${targets[@]}" >"$log" 2>&1; then
 		grep -E 'error|Error' "$log" | head -20
 		die "the tree does not build after $patch (log: $log)"
 	fi
 	echo "ok - builds after $patch (${targets[*]:-nothing to build})"
-done < <(grep -v '^\s*\(#\|$\)' "$REPO_DIR/series")
+done < <(grep -v '^\s*\(#\|$\)' "$SERIES_FILE")
