@@ -7,7 +7,7 @@
 # time (forced idle included) is the target's share of their CPUs again:
 # injection resumed, not only the target read back. 5 points: on the
 # debug kernel it read 25.2-26.1 at 25 after every level and S3, and 31.6
-# at 30 after the freezer (2026-12-07); threads that exist but do not
+# at 30 after the freezer (2026-12-06); threads that exist but do not
 # inject show 0 (tests/breaks/no-resume.diff).
 injecting_again() {
 	local ran
