@@ -17,7 +17,7 @@ esac
 DEBUG_DIR=/sys/kernel/debug/intel_powerclamp
 PARAMS=/sys/module/$MODULE/parameters
 NCPU=$(nproc --all)
-# Tolerances, in percentage points (issue 8's are the 2s). Measured over 6
+# Tolerances, in percentage points. Measured over 6
 # boots with whole-jiffy periods and the overrun trim (then patches 10-11,
 # now in patch 4) on an otherwise idle 2-core host, kernel without
 # debug options (README): idle within 0.4 of target, work lost to the clamp
@@ -29,7 +29,7 @@ NCPU=$(nproc --all)
 #
 # CI then measured more (run of ffc597b): work lost 2.2-2.3 points above
 # idle at targets 40 and 49, and one window at 93.6 % ticks (a vCPU the
-# host did not run misses busy ticks; issue 7's note). The work lost always
+# host did not run misses busy ticks). The work lost always
 # exceeds the idle by the injection's own cost and never falls short of it,
 # so that difference is held to a one-sided band, LOST_OVER_IDLE_MIN..MAX,
 # not to +-2 around 0. A kernel that loses the forced idle from /proc/stat
@@ -43,9 +43,9 @@ TOL_TICKS_LOADED=${TOL_TICKS_LOADED:-8}  # the same under load (%)
 # An idle guest is not quite idle under TCG: the check's own snapshots
 # (forks of awk, cat) and the kernel's housekeeping showed as 1.0 and 1.5 %
 # busy in two runs (idle 99.0 and 98.5 %, ticks 99.8 and 99.5 % of wall),
-# so the band is 2 points, not the 1 the issue asked for.
+# so the band is 2 points, not the 1 first asked for.
 TOL_IDLE_PCT=${TOL_IDLE_PCT:-2}    # an idle guest's /proc/stat idle vs wall (%)
-# Targets 60..85 with max_idle at its limit (the review's defect 2): the
+# Targets 60..85 with max_idle at its limit: the
 # issue asked for 2. CI read 82.2 at 85 in one boot, where 39 periods in
 # 17 s were left out for pending softirqs; patch 10 now joins the rest of
 # such a period (85.1 after). The host's noise remains: 83.2 at 85 in a
@@ -57,7 +57,7 @@ TOL_HIGH_TARGET=${TOL_HIGH_TARGET:-3}
 # The kidle_inject threads' utime+stime (what top shows) as a share of
 # their CPUs: their work outside forced idle, a wakeup and a few samples
 # per period, well under a point; before patch 2 left the forced idle out
-# of it, about the target (issue 15).
+# of it, about the target.
 THREAD_CPUTIME_MAX=${THREAD_CPUTIME_MAX:-3}
 # At high targets, the threads' run time minus /proc/stat idle: the
 # injection's own cost under TCG, 0.9..2.7 points in one boot, -1.6..3.5
@@ -67,7 +67,7 @@ THREAD_CPUTIME_MAX=${THREAD_CPUTIME_MAX:-3}
 THREAD_COST_MIN=${THREAD_COST_MIN:--3}
 THREAD_COST_MAX=${THREAD_COST_MAX:-6}
 
-# Stress counts (issue 4). pc.scale=P on the kernel command line runs P %
+# Stress counts. pc.scale=P on the kernel command line runs P %
 # of them for a quick look; the test suite runs them in full.
 SCALE=${PC_SCALE:-100}
 STRESS_WRITES=$((1000 * SCALE / 100))   # cur_state writes, from 4 writers

@@ -103,7 +103,7 @@ check_accuracy() {
 }
 
 
-# High targets (the review's defect 2): with max_idle at its limit, 85,
+# High targets: with max_idle at its limit, 85,
 # each target from 60 up must be reached, as /proc/stat's idle shows it,
 # and a higher target must never give less idle. Approached from below, so
 # no neighbour is confident and no compensation is added: what is measured

@@ -66,7 +66,7 @@ check_cpumask() {
 
 # max_idle is max_state; a new value registers the cooling device again.
 
-# Isolated CPUs (the review's defect 7), in a boot with isolcpus=1: by
+# Isolated CPUs, in a boot with isolcpus=1: by
 # default the driver leaves CPU 1 alone and says so; a cpumask that names
 # it is honoured, and logged.
 check_isolated_cpus() {

@@ -43,8 +43,8 @@ max_idle_consistent() {
 }
 
 # A failed max_idle write changes nothing: max_idle, max_state and the
-# device itself stay (the review's defect 6: the device was gone and the
-# new value kept).
+# device itself stay (before the fix, the device was gone and the new
+# value kept).
 fault_max_idle() {
 	local n failed=0 bad="" why
 	for ((n = 1; n <= FAULT_MAX_WRITE; n++)); do

@@ -73,7 +73,7 @@ check_unprivileged() {
 
 # The calibration learnt at one duration does not hold at another (the
 # share of each period lost to its own cost changes with the period): a
-# new duration forgets it (the review's defect 4).
+# new duration forgets it.
 check_duration_calibration() {
 	local learnt
 	start_loads

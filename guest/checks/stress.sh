@@ -1,4 +1,4 @@
-# Guest checks: stress (issue 4). Sourced by run-checks.sh.
+# Guest checks: stress. Sourced by run-checks.sh.
 # shellcheck shell=bash
 # pass() never fails, so "cond && pass || fail" is a safe if-then-else here.
 # shellcheck disable=SC2015

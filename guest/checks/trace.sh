@@ -123,7 +123,7 @@ check_trace_events() {
 }
 
 
-# Retargeting (the review's defect 4): a new target takes effect within one
+# Retargeting: a new target takes effect within one
 # interval of it or 100 ms, whichever is longer, even when the threads are
 # asleep toward a boundary seconds away (2.4 s at target 1, 10 s with 100 ms
 # periods). Measured from the trace: a marker written just before the new
@@ -172,7 +172,7 @@ check_retarget_latency() {
 	stop_loads
 }
 
-# Skip transitions (the review's defect 3): loads on for 1.5 s and off for
+# Skip transitions: loads on for 1.5 s and off for
 # 1.5 s at 20 %, so that windows flip between injecting and skipping.
 # Injections are grouped by boundary (starts less than half an interval,
 # 60 ms, apart); at a boundary either every CPU injects or none. A skip
