@@ -231,10 +231,16 @@ BOOTS=${PC_BOOTS:-$REPO_DIR/guest/boots}
 # boot_names: the boots, in order
 boot_names() { awk '$1 == "boot" { print $2 }' "$BOOTS"; }
 
-# boot_field BOOT KEY: a setting of BOOT's "boot" line (kernel, smp, cpu, timeout)
+# boot_field BOOT KEY: a setting of BOOT's "boot" line (kernel, smp, cpu,
+# timeout); a key given more than once (append=) gives its values joined by
+# spaces
 boot_field() {
 	awk -v b="$1" -v k="$2" '$1 == "boot" && $2 == b {
-		for (i = 3; i <= NF; i++) if (index($i, k "=") == 1) print substr($i, length(k) + 2)
+		for (i = 3; i <= NF; i++) if (index($i, k "=") == 1) {
+			printf "%s%s", sep, substr($i, length(k) + 2)
+			sep = " "
+		}
+		if (sep != "") print ""
 	}' "$BOOTS"
 }
 

@@ -32,7 +32,7 @@ awk '$1 == "boot" { on = ($2 == "isolated"); print; next }
 sed 's/ soak$//' "$real" >"$work/no-soak"
 grep -v '^floor ' "$real" >"$work/no-floor"
 
-ktap_begin "$((2 + ${#BROKEN[@]} + 2))"
+ktap_begin "$((2 + ${#BROKEN[@]} + 3))"
 for reg in "$real" "$REPO_DIR/guest/boots-trees"; do
 	rc=0
 	why=$(BOOTS=$reg plan_problem) || rc=$?
@@ -51,6 +51,16 @@ for case in "${BROKEN[@]}"; do
 		ktap_not_ok "plan: a registry '$name'" "status $rc, said '$why', want '$want' in one line"
 	fi
 done
+
+# A setting given more than once (append=) reaches the command line whole:
+# every value, joined by spaces, on one line.
+printf 'floor boots=1 checks=1\nboot two kernel=test append=a=1 append=b smp=1\n\tx\n' >"$work/two-appends"
+got=$(BOOTS=$work/two-appends boot_field two append)
+if [ "$got" = "a=1 b" ]; then
+	ktap_ok "plan: two append= settings give 'a=1 b'"
+else
+	ktap_not_ok "plan: two append= settings" "gave '$got', want 'a=1 b'"
+fi
 
 # tests/run.sh's floor: a copy of it beside one self-test fewer than its
 # floor, then beside as many, each a stand-in with one passing result.

@@ -31,6 +31,24 @@ check_kmemleak() {
 	[ "$leaks" = 0 ] || head -40 "$f" | sed "s/^/$KTAP_INDENT# /"
 }
 
+# preempt_model_asked: what the command line's preempt= asks for, "none"
+# without one (the default of these kernels, config-fragments/base.config)
+preempt_model_asked() {
+	local arg model=none
+	for arg in $(</proc/cmdline); do
+		case $arg in preempt=*) model=${arg#preempt=} ;; esac
+	done
+	echo "$model"
+}
+
+# preempt_model_running: the model the scheduler runs, the one in
+# parentheses of debugfs's sched/preempt ("none voluntary (full)"); empty
+# on a kernel without PREEMPT_DYNAMIC, which ignores preempt= silently.
+preempt_model_running() {
+	local f=/sys/kernel/debug/sched/preempt
+	[ -r "$f" ] && sed -n 's/.*(\([a-z]*\)).*/\1/p' "$f"
+}
+
 # Taint: only the KUnit test taint (TAINT_TEST, bit 18) may be set, and
 # TAINT_CPU_OUT_OF_SPEC (bit 2) in a boot whose checks wrote MSRs through
 # the msr device, which sets it at every write (the PC_WROTE_MSRS file,
@@ -39,12 +57,15 @@ check_kmemleak() {
 # still be on at the end.
 TAINT_TEST=$((1 << 18))
 TAINT_CPU_OUT_OF_SPEC=$((1 << 2))
+
 check_health() {
 	local tainted debug_locks allowed=$TAINT_TEST what="the KUnit test taint"
 	if [ -e "${PC_WROTE_MSRS:-/nonexistent}" ]; then
 		allowed=$((allowed | TAINT_CPU_OUT_OF_SPEC))
 		what+=" and the MSR writes' (CPU out of spec)"
 	fi
+	expect "preemption model: the one the command line asked for" \
+		"$(preempt_model_running)" "$(preempt_model_asked)"
 	tainted=$(cat /proc/sys/kernel/tainted)
 	expect "tainted, less $what" "$((tainted & ~allowed))" 0
 	ktap_diag "tainted: $tainted"

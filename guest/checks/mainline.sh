@@ -65,3 +65,27 @@ check_mainline_accuracy() {
 	set_target 0
 	stop_loads
 }
+
+# The cooling device's cur_state takes a decimal number, an optional sign
+# and newline, and nothing else. Linux 6.12 parses it with sscanf("%ld"),
+# which takes "5abc" as 5, "0x10" as 0 (clamping stops) and " 7" as 7;
+# trees/6.12 carries the change to kstrtoul() that 7.3 already has, and
+# this project's 6.1 series its own (patches/0007).
+# A number too large for an unsigned long is kstrtoul()'s ERANGE in the
+# mainline trees; this project's 6.1 patch answers EINVAL to every refusal.
+check_mainline_cur_state() {
+	local v too_big_error="Invalid argument"
+	((MAINLINE)) && too_big_error="Numerical result out of range"
+	set_target 15
+	for v in "" " " abc -1 5abc 0x10 " 7" "7 8"; do
+		write_rejected "cur_state <- '$(printf '%q' "$v")'" "$CDEV/cur_state" "$v"
+	done
+	write_rejected "cur_state <- a 300-digit number" "$CDEV/cur_state" \
+		"$(printf '9%.0s' {1..300})" "$too_big_error"
+	if set_target +20; then
+		expect "cur_state <- '+20': taken as 20" "$(cat "$CDEV/cur_state")" 20
+	else
+		fail "cur_state <- '+20': refused (a sign is part of a decimal number)"
+	fi
+	set_target 0
+}
