@@ -263,7 +263,10 @@ trace_powerclamp() {
 write_rejected() {
 	local before after err want=${4:-Invalid argument}
 	before=$(cat "$2")
-	err=$(printf '%s\n' "$3" 2>&1 >"$2") && { fail "$1: write accepted"; return; }
+	err=$(printf '%s\n' "$3" 2>&1 >"$2") && {
+		fail "$1: write accepted (value $before -> $(cat "$2"))"
+		return
+	}
 	after=$(cat "$2")
 	if [ "${err##*: }" != "$want" ]; then
 		fail "$1: rejected with '${err##*: }', want '$want'"

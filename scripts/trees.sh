@@ -57,6 +57,8 @@ done
 
 "$REPO_DIR/scripts/preflight.sh"
 take_lock
+# Every check of the trees' one boot, in its order.
+CHECKS=$(BOOTS=$REPO_DIR/guest/boots-trees boot_checks mainline)
 declare -a RESULTS=()
 status=0
 for tree in "${TREES[@]}"; do
@@ -75,7 +77,7 @@ for tree in "${TREES[@]}"; do
 		mkdir -p "$logs"
 		verdict=0
 		PC_TREE=$tree PC_UNPATCHED=$unpatched PC_BOOTS=$REPO_DIR/guest/boots-trees \
-			POWERCLAMP_LOGS=$logs "$REPO_DIR/scripts/check.sh" mainline_accuracy ||
+			POWERCLAMP_LOGS=$logs "$REPO_DIR/scripts/check.sh" "$CHECKS" ||
 			verdict=$?
 		RESULTS+=("$tree $variant: verdict $verdict ($logs)")
 		if [ "$variant" = patched ] && ((verdict != 0)); then
