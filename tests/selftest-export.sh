@@ -71,10 +71,11 @@ out=$work/series
 export_as "$SENDER_NAME" "$SENDER_EMAIL" "$out"
 rc=$(cat "$work/rc")
 mapfile -t mails < <(cd "$out" 2>/dev/null && ls -- [0-9][0-9][0-9][0-9]-*.patch)
-if ((${#mails[@]} == 6)); then
-	ktap_ok "6 mails: the cover letter and 5 patches"
+patch_count=$(grep -c . "$REPO_DIR/trees/7.3/series")
+if ((${#mails[@]} == patch_count + 1)); then
+	ktap_ok "$((patch_count + 1)) mails: the cover letter and the series' $patch_count patches"
 else
-	ktap_not_ok "6 mails" "${#mails[@]} in $out"
+	ktap_not_ok "$((patch_count + 1)) mails" "${#mails[@]} in $out"
 fi
 missing=()
 for m in "${mails[@]}"; do
