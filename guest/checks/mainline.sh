@@ -114,3 +114,51 @@ check_mainline_max_idle() {
 	fi
 	expect "max_idle after the refused write" "$(cat "$PARAMS/max_idle")" "$before"
 }
+
+# A raised target takes effect within one period of it or 100 ms,
+# whichever is longer. As 7.3 and 6.12 ship, a new target only changes the
+# durations, and the cycle already armed runs out first: at target 1 with
+# 24 ms idle periods that cycle is 2.4 s long, so a step from 1 to 49 came
+# up to 2.4 s late (trees/<tree>'s retarget patch). Judged by the
+# scheduler: each CPU's first switch to its injecting thread after a trace
+# marker written just before the new target. The write comes 0.2 s and
+# 1.2 s into a cycle at target 1 (a start from 0 begins one at once).
+check_mainline_retarget() {
+	local t=/sys/kernel/tracing ev=/sys/kernel/tracing/events/sched/sched_switch
+	local into lat
+	[ -d "$ev" ] || { fail "retarget: no sched_switch trace event"; return; }
+	start_loads
+	for into in 0.2 1.2; do
+		set_target 1
+		sleep "$into"
+		echo global >"$t/trace_clock"
+		echo >"$t/trace"
+		echo "next_comm ~ \"$THREAD_COMM/*\"" >"$ev/filter"
+		echo 1 >"$ev/enable"
+		echo pc-retarget >"$t/trace_marker"
+		set_target 49
+		sleep 3 # longer than the longest cycle at target 1
+		echo 0 >"$ev/enable"
+		echo 0 >"$ev/filter"
+		# the slowest CPU's delay in ms, -1 if a CPU never injected
+		lat=$(awk -v n="$NCPU" '
+			{ ts = -1; cpu = -1
+			  for (i = 1; i <= NF; i++) {
+				if ($i ~ /^\[[0-9]+\]$/ && cpu < 0) cpu = substr($i, 2, length($i) - 2) + 0
+				if ($i ~ /^[0-9]+\.[0-9]+:$/) { ts = $i + 0; break }
+			  } }
+			/: pc-retarget$/ { m = ts; next }
+			m && / sched_switch: / && !(cpu in first) { first[cpu] = ts - m; c++ }
+			END {
+				if (c < n) { print -1; exit }
+				for (k in first) if (first[k] > max) max = first[k]
+				printf "%.0f\n", max * 1000
+			}' "$t/trace")
+		echo >"$t/trace"
+		ktap_diag "retarget: 1 -> 49 written ${into} s into a cycle, took effect on every CPU after $lat ms"
+		between "retarget: 1 -> 49, ${into} s into a cycle, takes effect within 100 ms (ms)" \
+			"$lat" 0 100
+		set_target 0
+	done
+	stop_loads
+}
