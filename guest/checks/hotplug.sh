@@ -37,3 +37,61 @@ check_hotplug() {
 	expect "no thread left after hotplug and stop" "$(clamp_threads | wc -l)" 0
 }
 
+
+# An offline that the scheduler refuses after it has deactivated the CPU
+# (deadline bandwidth that does not fit on the CPUs left: cpuset_cpu_inactive()
+# answers EBUSY) is rolled back without running the driver's teardown or
+# online callback. A thread that woke in that window was not allowed on its
+# dying CPU (a kthread that is not per-CPU) and was moved with its affinity
+# widened; if nothing binds it again, it skips every period from then on
+# and its CPU is no longer clamped. Sleeping SCHED_DEADLINE tasks of 98 %
+# of a CPU each, one fewer than the CPUs (admission control takes them
+# against 95 % of every CPU), make every offline fail with EBUSY; after
+# 100 of them while clamping with 4 ms periods, each thread must still be
+# bound to its CPU (assert_threads) and every CPU must go on injecting.
+FAILED_OFFLINES=${FAILED_OFFLINES:-100}
+check_failed_offline() {
+	local cpu=1 i err pid refused=0 taken=0 before t=/sys/kernel/tracing
+	local -a dl=()
+	before=$(cat "$PARAMS/duration")
+	echo 4 >"$PARAMS/duration"
+	start_loads # an idle guest would skip its windows
+	set_target 25
+	sleep 1
+	for ((i = 1; i < NCPU; i++)); do
+		chrt --deadline --sched-runtime 98000000 --sched-deadline 100000000 \
+			--sched-period 100000000 0 sleep 600 &
+		dl+=($!)
+	done
+	sleep 0.5
+	for pid in "${dl[@]}"; do
+		chrt -p "$pid" 2>/dev/null | grep -q SCHED_DEADLINE ||
+			{ fail "failed offline: deadline task $pid not admitted"; kill "${dl[@]}"; return; }
+	done
+	for ((i = 0; i < FAILED_OFFLINES; i++)); do
+		if err=$(printf "0\n" 2>&1 >"/sys/devices/system/cpu/cpu$cpu/online"); then
+			taken=$((taken + 1))
+			cpu_online "$cpu" 1
+		elif [ "${err##*: }" = "Device or resource busy" ]; then
+			refused=$((refused + 1))
+		fi
+	done
+	kill "${dl[@]}"
+	wait "${dl[@]}" 2>/dev/null || true
+	expect "failed offline: offlines of CPU $cpu refused with EBUSY" "$refused/$taken" "$FAILED_OFFLINES/0"
+	ktap_diag "failed offline: the threads bound themselves to their CPU again $(stat_field rebinds) times"
+	assert_threads "$(online_cpus | paste -sd,)" "after $refused failed offlines"
+	echo >"$t/trace"
+	echo 1 >"$t/events/powerclamp/powerclamp_injection/enable"
+	sleep 1
+	echo 0 >"$t/events/powerclamp/powerclamp_injection/enable"
+	for cpu in $(online_cpus); do
+		i=$(grep -c " powerclamp_injection: cpu=$cpu " "$t/trace")
+		((i >= 10)) && pass "failed offline: CPU $cpu injects ($i periods in 1 s)" ||
+			fail "failed offline: CPU $cpu injected $i periods in 1 s, want at least 10"
+	done
+	echo >"$t/trace"
+	set_target 0
+	stop_loads
+	echo "$before" >"$PARAMS/duration"
+}
