@@ -219,3 +219,98 @@ check_skip_sync() {
 		fail "skip_sync: only $groups boundaries with injections"
 	between "skip_sync: boundaries where only some CPUs injected" "$partial" 0 1
 }
+
+# What the injection costs higher-priority work that is not the clamp's:
+# a SCHED_FIFO 10 task that sleeps 2 ms at a time (bash's read with a
+# timeout on a fifo nobody writes, so no fork per wakeup) and, booted with
+# threadirqs, the virtio disk's interrupt threads (SCHED_FIFO 50, the
+# injection's own priority) under a loop of direct reads. The CPUs are
+# busy, so that windows are not skipped. Both wait for the rest of a
+# forced idle period that is running when they wake: the worst wait is
+# about one period (duration), the knob an administrator has. Judged by
+# the scheduler's trace (each wakeup to the next switch to that task).
+RT_LATENCY_SLACK_MS=${RT_LATENCY_SLACK_MS:-15}
+# rt_wakeup_latency PIDS: "COUNT MAX_MS P99_MS DELAYED_PCT" over the trace,
+# DELAYED_PCT the share of wakeups that waited more than 1 ms
+rt_wakeup_latency() {
+	awk -v pids=" $1 " '
+		{ ts = -1
+		  for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { ts = $i + 0; break } }
+		/ sched_wakeup: / {
+			for (i = 1; i <= NF; i++) if ($i ~ /^pid=/) p = substr($i, 5)
+			if (index(pids, " " p " ") && !(p in woke)) woke[p] = ts
+			next
+		}
+		/ sched_switch: / {
+			for (i = 1; i <= NF; i++) if ($i ~ /^next_pid=/) p = substr($i, 10)
+			if (p in woke) { lat[++n] = (ts - woke[p]) * 1000; delete woke[p] }
+		}
+		END {
+			if (!n) { print "0 -1 -1 -1"; exit }
+			for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
+				if (lat[j] < lat[i]) { x = lat[i]; lat[i] = lat[j]; lat[j] = x }
+			for (i = 1; i <= n; i++) if (lat[i] > 1) d++
+			k = int(n * 0.99)
+			if (k < 1) k = 1
+			printf "%d %.2f %.2f %.1f\n", n, lat[n], lat[k], 100 * d / n
+		}' "$2"
+}
+
+check_rt_latency() {
+	local t=/sys/kernel/tracing rtpid iopid irqs="" p comm d target before n max p99 delayed
+	before=$(cat "$PARAMS/duration")
+	for p in /proc/[0-9]*; do
+		read -r comm 2>/dev/null <"$p/comm" || continue
+		case "$comm" in irq/*virtio*) irqs="$irqs ${p#/proc/}" ;; esac
+	done
+	[ -n "$irqs" ] || { fail "rt latency: no virtio interrupt thread (boot with threadirqs)"; return; }
+	rm -f /tmp/rt.fifo
+	mkfifo /tmp/rt.fifo
+	chrt -f 10 bash -c 'exec 3<>/tmp/rt.fifo; while :; do read -rt 0.002 -u 3; done' &
+	rtpid=$!
+	bash -c 'while :; do dd if=/dev/vda of=/dev/null bs=64k count=16 iflag=direct skip=$((RANDOM % 512)) 2>/dev/null; done' &
+	iopid=$!
+	start_loads
+	echo global >"$t/trace_clock"
+	for d in 24 4; do
+		echo "$d" >"$PARAMS/duration"
+		for target in 0 50; do
+			set_target "$target"
+			sleep 2
+			echo >"$t/trace"
+			echo "pid == $rtpid$(for p in $irqs; do printf ' || pid == %s' "$p"; done)" \
+				>"$t/events/sched/sched_wakeup/filter"
+			echo "next_pid == $rtpid$(for p in $irqs; do printf ' || next_pid == %s' "$p"; done)" \
+				>"$t/events/sched/sched_switch/filter"
+			echo 1 >"$t/events/sched/sched_wakeup/enable"
+			echo 1 >"$t/events/sched/sched_switch/enable"
+			sleep 4
+			echo 0 >"$t/events/sched/sched_wakeup/enable"
+			echo 0 >"$t/events/sched/sched_switch/enable"
+			cp "$t/trace" /tmp/rt.trace
+			read -r n max p99 delayed < <(rt_wakeup_latency "$rtpid" /tmp/rt.trace)
+			ktap_diag "duration $d, target $target: FIFO 10 task: $n wakeups, worst $max ms, 99th percentile $p99 ms, $delayed% waited over 1 ms"
+			if ((target)); then
+				between "duration $d, target $target: FIFO 10 task's worst wakeup latency (ms)" \
+					"$max" 0 "$((d + RT_LATENCY_SLACK_MS))"
+			fi
+			read -r n max p99 delayed < <(rt_wakeup_latency "$irqs" /tmp/rt.trace)
+			ktap_diag "duration $d, target $target: virtio interrupt threads: $n wakeups, worst $max ms, 99th percentile $p99 ms, $delayed% waited over 1 ms"
+			if ((target)); then
+				((n > 0)) && between "duration $d, target $target: interrupt threads' worst wakeup latency (ms)" \
+					"$max" 0 "$((d + RT_LATENCY_SLACK_MS))" ||
+					fail "duration $d, target $target: no interrupt thread woke"
+			fi
+		done
+		set_target 0
+	done
+	echo 0 >"$t/events/sched/sched_wakeup/filter"
+	echo 0 >"$t/events/sched/sched_switch/filter"
+	echo >"$t/trace"
+	# before stop_loads, whose wait would wait for these too
+	kill "$rtpid" "$iopid"
+	wait "$rtpid" "$iopid" 2>/dev/null || true
+	stop_loads
+	rm -f /tmp/rt.fifo /tmp/rt.trace
+	echo "$before" >"$PARAMS/duration"
+}
