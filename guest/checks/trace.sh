@@ -227,9 +227,15 @@ check_skip_sync() {
 # injection's own priority) under a loop of direct reads. The CPUs are
 # busy, so that windows are not skipped. Both wait for the rest of a
 # forced idle period that is running when they wake: the worst wait is
-# about one period (duration), the knob an administrator has. Judged by
-# the scheduler's trace (each wakeup to the next switch to that task).
-RT_LATENCY_SLACK_MS=${RT_LATENCY_SLACK_MS:-15}
+# about one period (duration, lengthened to two ticks where the run time
+# between periods would be shorter), the knob an administrator has. Judged
+# by the scheduler's trace (each wakeup to the next switch to that task),
+# against the longest period the driver's own trace event planned, plus
+# what the host's scheduling adds under TCG (4.0 ms worst unclamped).
+# Judged at the default duration; at 4 ms (periods of two ticks) it is
+# shown, not judged: the host's jitter is of the period's own size there
+# (worst 8.3 and 15.1 ms in two runs).
+RT_LATENCY_SLACK_MS=${RT_LATENCY_SLACK_MS:-8}
 # rt_wakeup_latency PIDS: "COUNT MAX_MS P99_MS DELAYED_PCT" over the trace,
 # DELAYED_PCT the share of wakeups that waited more than 1 ms
 rt_wakeup_latency() {
@@ -258,59 +264,76 @@ rt_wakeup_latency() {
 
 check_rt_latency() {
 	local t=/sys/kernel/tracing rtpid iopid irqs="" p comm d target before n max p99 delayed
+	local period limit ev
 	before=$(cat "$PARAMS/duration")
 	for p in /proc/[0-9]*; do
 		read -r comm 2>/dev/null <"$p/comm" || continue
 		case "$comm" in irq/*virtio*) irqs="$irqs ${p#/proc/}" ;; esac
 	done
 	[ -n "$irqs" ] || { fail "rt latency: no virtio interrupt thread (boot with threadirqs)"; return; }
+	# The events are switched on once, before anything runs, and recording
+	# is toggled with tracing_on: switching a tracepoint patches kernel
+	# text, which under TCG once crashed a vCPU in __schedule() (an int3
+	# left in a translated block) while these tasks woke every 2 ms.
+	echo global >"$t/trace_clock"
+	echo 0 >"$t/tracing_on"
+	for ev in sched/sched_wakeup sched/sched_switch powerclamp/powerclamp_injection; do
+		echo 1 >"$t/events/$ev/enable"
+	done
 	rm -f /tmp/rt.fifo
 	mkfifo /tmp/rt.fifo
 	chrt -f 10 bash -c 'exec 3<>/tmp/rt.fifo; while :; do read -rt 0.002 -u 3; done' &
 	rtpid=$!
 	bash -c 'while :; do dd if=/dev/vda of=/dev/null bs=64k count=16 iflag=direct skip=$((RANDOM % 512)) 2>/dev/null; done' &
 	iopid=$!
+	echo "pid == $rtpid$(for p in $irqs; do printf ' || pid == %s' "$p"; done)" \
+		>"$t/events/sched/sched_wakeup/filter"
+	echo "next_pid == $rtpid$(for p in $irqs; do printf ' || next_pid == %s' "$p"; done)" \
+		>"$t/events/sched/sched_switch/filter"
 	start_loads
-	echo global >"$t/trace_clock"
 	for d in 24 4; do
 		echo "$d" >"$PARAMS/duration"
 		for target in 0 50; do
 			set_target "$target"
 			sleep 2
 			echo >"$t/trace"
-			echo "pid == $rtpid$(for p in $irqs; do printf ' || pid == %s' "$p"; done)" \
-				>"$t/events/sched/sched_wakeup/filter"
-			echo "next_pid == $rtpid$(for p in $irqs; do printf ' || next_pid == %s' "$p"; done)" \
-				>"$t/events/sched/sched_switch/filter"
-			echo 1 >"$t/events/sched/sched_wakeup/enable"
-			echo 1 >"$t/events/sched/sched_switch/enable"
+			echo 1 >"$t/tracing_on"
 			sleep 4
-			echo 0 >"$t/events/sched/sched_wakeup/enable"
-			echo 0 >"$t/events/sched/sched_switch/enable"
+			echo 0 >"$t/tracing_on"
 			cp "$t/trace" /tmp/rt.trace
+			# the longest forced idle period planned (ms, rounded up)
+			period=$(awk '/ powerclamp_injection: / {
+					for (i = 1; i <= NF; i++) if ($i ~ /^planned_us=/) p = substr($i, 12) + 0
+					if (p > m) m = p
+				} END { printf "%d\n", (m + 999) / 1000 }' /tmp/rt.trace)
+			limit=$((period + RT_LATENCY_SLACK_MS))
 			read -r n max p99 delayed < <(rt_wakeup_latency "$rtpid" /tmp/rt.trace)
-			ktap_diag "duration $d, target $target: FIFO 10 task: $n wakeups, worst $max ms, 99th percentile $p99 ms, $delayed% waited over 1 ms"
-			if ((target)); then
+			ktap_diag "duration $d, target $target: FIFO 10 task: $n wakeups, worst $max ms, 99th percentile $p99 ms, $delayed% waited over 1 ms; longest period planned $period ms"
+			if ((target && d == 24)); then
 				between "duration $d, target $target: FIFO 10 task's worst wakeup latency (ms)" \
-					"$max" 0 "$((d + RT_LATENCY_SLACK_MS))"
+					"$max" 0 "$limit"
 			fi
 			read -r n max p99 delayed < <(rt_wakeup_latency "$irqs" /tmp/rt.trace)
 			ktap_diag "duration $d, target $target: virtio interrupt threads: $n wakeups, worst $max ms, 99th percentile $p99 ms, $delayed% waited over 1 ms"
-			if ((target)); then
+			if ((target && d == 24)); then
 				((n > 0)) && between "duration $d, target $target: interrupt threads' worst wakeup latency (ms)" \
-					"$max" 0 "$((d + RT_LATENCY_SLACK_MS))" ||
+					"$max" 0 "$limit" ||
 					fail "duration $d, target $target: no interrupt thread woke"
 			fi
 		done
 		set_target 0
 	done
-	echo 0 >"$t/events/sched/sched_wakeup/filter"
-	echo 0 >"$t/events/sched/sched_switch/filter"
-	echo >"$t/trace"
 	# before stop_loads, whose wait would wait for these too
 	kill "$rtpid" "$iopid"
 	wait "$rtpid" "$iopid" 2>/dev/null || true
 	stop_loads
+	for ev in sched/sched_wakeup sched/sched_switch powerclamp/powerclamp_injection; do
+		echo 0 >"$t/events/$ev/enable"
+	done
+	echo 0 >"$t/events/sched/sched_wakeup/filter"
+	echo 0 >"$t/events/sched/sched_switch/filter"
+	echo >"$t/trace"
+	echo 1 >"$t/tracing_on"
 	rm -f /tmp/rt.fifo /tmp/rt.trace
 	echo "$before" >"$PARAMS/duration"
 }
