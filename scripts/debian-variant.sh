@@ -14,7 +14,7 @@
 # PC_KERNEL=debian-debug boots the same kernel with separate IRQ time
 # accounting, lockdep and atomic-sleep checking added
 # (config-fragments/variants/debian-debug.config): a fifth build, for the
-# nohz_full boot above all, where patch 2's vtime code runs.
+# nohz_full boot above all, where patch 3's vtime code runs.
 #
 # --unpatched also builds the same kernel from a tree of its own without
 # the series' accounting patches (PC_UNPATCHED in scripts/lib.sh; one more

@@ -73,7 +73,7 @@ check_mainline_accuracy() {
 # and newline, and nothing else. Linux 6.12 parses it with sscanf("%ld"),
 # which takes "5abc" as 5, "0x10" as 0 (clamping stops) and " 7" as 7;
 # trees/6.12 carries the change to kstrtoul() that 7.3 already has, and
-# this project's 6.1 series its own (patches/0007).
+# this project's 6.1 series its own (patches/0009).
 # A number too large for an unsigned long is kstrtoul()'s ERANGE in the
 # mainline trees; this project's 6.1 patch answers EINVAL to every refusal.
 check_mainline_cur_state() {

@@ -24,7 +24,7 @@ check_params() {
 }
 
 # Hostile text to cur_state while clamping, so that "unchanged" means the
-# running target survives. The thermal core parses it (patch 0007 makes
+# running target survives. The thermal core parses it (patch 0009 makes
 # that strict): every write must fail with EINVAL and change nothing.
 check_hostile_cur_state() {
 	local v

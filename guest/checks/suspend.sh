@@ -42,7 +42,7 @@ check_suspend_freezer() {
 
 # Every pm_test level with clamping active, the deepest last: from
 # "devices" on the devices are suspended, from "processors" on the non-boot
-# CPUs are taken down (with the threads still there, which patch 4's PM
+# CPUs are taken down (with the threads still there, which patch 6's PM
 # notifier now stops before the freezer, this hung in cpuhp). Each level
 # must return, and clamping carry on at the same target on every online
 # CPU. A hang here stops the boot, so it has a boot of its own with a short
