@@ -217,12 +217,14 @@ apply() {
 	esac
 }
 
-# The injecting threads' sched_switch events, for the synchronisation share.
+# The injecting threads' sched_switch events, for the synchronisation share:
+# kidle_inject/N (this driver), kidle_inj/N (6.1's stock driver) and
+# idle_inject/N (the in-tree driver on idle_inject, 6.3 on).
 trace_start() {
 	local ev=$TRACE/events/sched/sched_switch
 	[ -d "$ev" ] || return 0
 	echo global >"$TRACE/trace_clock"
-	echo 'prev_comm ~ "kidle_inj*" || next_comm ~ "kidle_inj*"' >"$ev/filter"
+	echo 'prev_comm ~ "kidle_inj*" || next_comm ~ "kidle_inj*" || prev_comm ~ "idle_inject*" || next_comm ~ "idle_inject*"' >"$ev/filter"
 	echo >"$TRACE/trace"
 	echo 1 >"$ev/enable"
 }
@@ -241,7 +243,7 @@ sync_share() {
 			for (i = 1; i <= NF; i++) {
 				if ($i ~ /^\[[0-9]+\]$/) cpu = substr($i, 2, length($i) - 2) + 0
 				if ($i ~ /^[0-9]+\.[0-9]+:$/) ts = $i + 0
-				if ($i ~ /^next_comm=/) nxt = ($i ~ /^next_comm=kidle_inj/)
+				if ($i ~ /^next_comm=/) nxt = ($i ~ /^next_comm=k?idle_inj/)
 			}
 			print ts, cpu, nxt
 		}' "$TRACE/trace" | sort -n -k1,1 | awk -v n="$NCPU" '

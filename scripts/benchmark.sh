@@ -21,18 +21,25 @@
 # the stock driver, traces a second and a half of it and draws the last
 # second per CPU (scripts/timeline.sh): timeline.png and timeline.txt.
 #
+# --trees "7.3 6.12" (with --package) also boots each mainline tree's
+# kernel with its series (trees/, docs/trees.md), its in-tree
+# intel_powerclamp on idle_inject judged the same way as the stock
+# driver: same CPU model, idle=halt, methods none, powerclamp and
+# idlecost; its rows carry the tree as their kernel.
+#
 # --repeat N runs the boots N times, each run in OUT/run-K, and prints
 # every figure's mean and standard deviation over the runs per method and
 # target beside the tables of all runs together: how far apart two runs
 # of the same code land on this host.
 #
-# usage: scripts/benchmark.sh [--package] [--timeline] [--repeat N] [--smp N] [--targets "5 10 ..."] [--out DIR]
+# usage: scripts/benchmark.sh [--package] [--trees "7.3 6.12"] [--timeline] [--repeat N] [--smp N] [--targets "5 10 ..."] [--out DIR]
 set -euo pipefail
 # shellcheck source=lib/usage.sh
 . "$(dirname "$0")/../lib/usage.sh"
-usage_or_refuse --package --timeline --repeat= --smp= --targets= --out= -- "$@" <<'EOF'
-usage: scripts/benchmark.sh [--package] [--timeline] [--repeat N] [--smp N]
-                            [--targets "5 10 ..."] [--out DIR]
+usage_or_refuse --package --trees= --timeline --repeat= --smp= --targets= --out= -- "$@" <<'EOF'
+usage: scripts/benchmark.sh [--package] [--trees "7.3 6.12"] [--timeline]
+                            [--repeat N] [--smp N] [--targets "5 10 ..."]
+                            [--out DIR]
 
 The benchmark: how well this driver, cgroup cpu.max, CPU offlining and
 Debian's stock 6.1 kernel with its own intel_powerclamp hold an idle
@@ -44,6 +51,9 @@ scripts/demo.sh does (root, apt, the cache and its lock).
   --package          boot both kernels on the emulated Intel package and
                      read package C6, RAPL energy and temperature for every
                      window (docs/emulator.md)
+  --trees "7.3 6.12" with --package: also each mainline tree's kernel
+                     with its series (trees/), its in-tree driver run
+                     as the stock one is (docs/trees.md)
   --timeline         one step to the first target (25 unless --targets)
                      per method, traced and drawn per CPU (scripts/timeline.sh)
   --repeat N         run the boots N times, each into DIR/run-K, and print
@@ -61,11 +71,13 @@ SMP=4
 TARGETS=""
 OUT=$LOG_DIR/bench
 PACKAGE=""
+TREES=""
 TIMELINE=""
 REPEAT=1
 while (($#)); do
 	case "$1" in
 	--package) PACKAGE=1; shift ;;
+	--trees) TREES=$2; shift 2 ;;
 	--timeline) TIMELINE=1; shift ;;
 	--smp) SMP=$2; shift 2 ;;
 	--repeat) REPEAT=$2; shift 2 ;;
@@ -79,6 +91,14 @@ if [ -z "$TARGETS" ]; then
 	[ -z "$TIMELINE" ] || TARGETS=25
 fi
 [[ $REPEAT =~ ^[1-9][0-9]*$ ]] || die "--repeat wants a count of runs, got '$REPEAT'"
+for tree in $TREES; do
+	[ -d "$REPO_DIR/trees/$tree" ] || die "--trees: no tree '$tree' (trees/: 6.12, 7.3)"
+done
+[ -z "$TREES" ] || [ -n "$PACKAGE" ] ||
+	die "--trees needs --package: the in-tree driver probes only with MWAIT and a package C-state MSR"
+[ -z "$TREES" ] || [ -z "$TIMELINE" ] || die "--trees does not combine with --timeline"
+# the kernels of a run, as their console logs and CSV rows name them
+read -r -a LABELS <<<"patched stock $TREES"
 NAME=pc-bench-$$
 CSV=$OUT/results.csv
 # where the boots of the current run write their console logs and marks
@@ -131,7 +151,7 @@ CSV_HEADER="kernel,method,target,idle_shown,idle_error,work_lost,lost_error,cpu_
 # write_csv DIR RUN: the rows of the run whose logs and marks are in DIR
 write_csv() {
 	local dir=$1 run=$2 label
-	for label in patched stock; do
+	for label in "${LABELS[@]}"; do
 		tr -d '\r' <"$dir/console-$label.log" | grep '^BENCH-RESULT' |
 			awk -v label="$label" -v marks="$dir/marks.txt" -v run="$run" '
 			BEGIN {
@@ -188,7 +208,7 @@ print_table() {
 	info "(the loads' CPU time per joule) over the step against the unclamped window before it"
 	local dir label
 	for dir in $(run_dirs); do
-		for label in patched stock; do
+		for label in "${LABELS[@]}"; do
 			tr -d '\r' <"$dir/console-$label.log" | awk -v label="$label" '
 				$1 == "BENCH-IDLECOST" {
 					sub("unloaded=", "", $2); sub("loaded=", "", $3)
@@ -332,6 +352,13 @@ main() {
 	PC_KERNEL=bench "$REPO_DIR/scripts/build-kernel.sh"
 	PC_KERNEL=bench "$REPO_DIR/scripts/build-rootfs.sh"
 	"$REPO_DIR/scripts/fetch-stock-kernel.sh"
+	local tree
+	for tree in $TREES; do
+		PC_TREE=$tree "$REPO_DIR/scripts/install-deps.sh"
+		PC_TREE=$tree "$REPO_DIR/scripts/prepare-tree.sh"
+		PC_TREE=$tree PC_KERNEL=bench "$REPO_DIR/scripts/build-kernel.sh"
+		PC_TREE=$tree PC_KERNEL=bench "$REPO_DIR/scripts/build-rootfs.sh"
+	done
 	local patched_qemu=() stock_qemu=() stock_append=""
 	if [ -n "$PACKAGE" ]; then
 		"$REPO_DIR/scripts/build-emulator.sh"
@@ -358,6 +385,10 @@ main() {
 			"${patched_qemu[@]}"
 		PC_KERNEL=bench boot stock none,powerclamp,idlecost "$stock_append" \
 			--kernel "$STOCK_KERNEL" --initrd "$STOCK_INITRD" "${stock_qemu[@]}"
+		for tree in $TREES; do
+			PC_TREE=$tree PC_KERNEL=bench boot "$tree" none,powerclamp,idlecost \
+				"$stock_append" "${stock_qemu[@]}"
+		done
 	done
 	{
 		echo "$CSV_HEADER"

@@ -2,7 +2,9 @@
 # The whole test suite, from a fresh Debian 12 machine: install what is
 # missing, lint the series, apply it, build the kernels and the rootfs,
 # prove the harness can fail (tests/run.sh), boot every guest of
-# guest/boots under QEMU and judge what each printed. Ends with the line
+# guest/boots under QEMU, build the mainline trees' kernels and boot the
+# newest one's checks (guest/boots-trees), and judge what each printed.
+# Ends with the line
 # "N passed, N failed, N skipped" and exits non-zero on any failure or
 # kernel splat.
 #
@@ -22,8 +24,10 @@ usage: scripts/test.sh
 The whole test suite, from a fresh Debian 12 machine, as root: installs
 what is missing (apt), lints the series, applies it, builds the kernels,
 the emulated-package QEMU and the guests' images, proves the harness can
-fail (tests/run.sh), boots every guest of guest/boots under QEMU and
-judges the KTAP document each printed. Ends with the line
+fail (tests/run.sh), boots every guest of guest/boots under QEMU, builds
+the mainline trees' kernels (trees/) and boots the 7.3 one's checks of
+its in-tree driver (guest/boots-trees), and judges the KTAP document each
+printed. Ends with the line
 "N passed, N failed, N skipped" and exits non-zero on any failure or
 kernel splat. Fills the cache (/var/tmp/powerclamp-cache) and takes its
 lock. Takes no arguments.
@@ -41,7 +45,13 @@ current="start"
 timings=()
 mapfile -t BOOT_LIST < <(boot_names)
 MAINLINE_TREES=(7.3 6.12)
-DOCUMENTS=(lint "${MAINLINE_TREES[@]/#/lint-}" analysis w1-debian bisect export harness emulator "${BOOT_LIST[@]}")
+# The mainline trees' kernels are built in the suite, and the first tree
+# (the newest) boots guest/boots-trees' checks of its in-tree driver with
+# its series; every tree's other variants and boots are scripts/trees.sh's.
+BOOT_TREE=${MAINLINE_TREES[0]}
+TREE_BOOTS=$REPO_DIR/guest/boots-trees
+DOCUMENTS=(lint "${MAINLINE_TREES[@]/#/lint-}" analysis w1-debian bisect export harness emulator "${BOOT_LIST[@]}"
+	"${MAINLINE_TREES[@]/#/build-}" "mainline")
 
 summary() {
 	local t r
@@ -82,6 +92,7 @@ echo "# documents this run reports: ${DOCUMENTS[*]}"
 # empty or below its floor would boot less and could still come out green.
 current="plan"
 why=$(plan_problem) || { fail_line "plan: $why"; exit 1; }
+why=$(BOOTS=$TREE_BOOTS plan_problem) || { fail_line "plan: $why"; exit 1; }
 timed preflight "$REPO_DIR/scripts/preflight.sh"
 take_lock
 timed deps "$REPO_DIR/scripts/install-deps.sh"
@@ -89,8 +100,8 @@ timed tree "$REPO_DIR/scripts/prepare-tree.sh"
 timed lint ktap_stage lint "$REPO_DIR/scripts/lint.sh"
 # The mainline trees' series (trees/): each installs its pinned Debian
 # source, applies to it with no fuzz or offset, and passes that tree's
-# checkpatch and the mail header check. Their builds and boots are
-# scripts/trees.sh's, outside the suite.
+# checkpatch and the mail header check. Their kernels are built and one
+# is booted at the end of the run (below).
 lint_tree() {
 	PC_TREE=$1 "$REPO_DIR/scripts/install-deps.sh" &&
 		PC_TREE=$1 "$REPO_DIR/scripts/prepare-tree.sh" &&
@@ -123,6 +134,21 @@ timed "rootfs (no debug options)" env PC_KERNEL=bench "$REPO_DIR/scripts/build-r
 for boot in "${BOOT_LIST[@]}"; do
 	timed "guest: $boot" run_boot "$boot"
 done
+
+# build_tree TREE: the tree's kernel without debug options, with its whole
+# series (the kernel guest/boots-trees boots)
+build_tree() {
+	PC_TREE=$1 PC_KERNEL=bench "$REPO_DIR/scripts/build-kernel.sh"
+}
+for tree in "${MAINLINE_TREES[@]}"; do
+	timed "tree $tree: kernel (no debug options)" single "build-$tree" \
+		"the $tree tree builds with its series (trees/$tree)" build_tree "$tree"
+done
+timed "tree $BOOT_TREE: rootfs" env PC_TREE="$BOOT_TREE" PC_KERNEL=bench \
+	"$REPO_DIR/scripts/build-rootfs.sh"
+# run_boot reads the boot from $BOOTS and boots the tree's kernel through
+# run-qemu.sh, which takes PC_TREE from the environment.
+PC_TREE=$BOOT_TREE BOOTS=$TREE_BOOTS timed "guest: mainline ($BOOT_TREE)" run_boot mainline
 
 current="done"
 summary
