@@ -25,7 +25,9 @@
 # kernel with its series (trees/, docs/trees.md), its in-tree
 # intel_powerclamp on idle_inject judged the same way as the stock
 # driver: same CPU model, idle=halt, methods none, powerclamp and
-# idlecost; its rows carry the tree as their kernel.
+# idlecost; its rows carry the tree as their kernel. --high T adds target
+# T (above 50) to the patched kernel's boot, with max_idle=85, and to each
+# tree's, with max_idle=100; the stock driver stops at 50.
 #
 # --repeat N runs the boots N times, each run in OUT/run-K, and prints
 # every figure's mean and standard deviation over the runs per method and
@@ -36,9 +38,9 @@
 set -euo pipefail
 # shellcheck source=lib/usage.sh
 . "$(dirname "$0")/../lib/usage.sh"
-usage_or_refuse --package --trees= --timeline --repeat= --smp= --targets= --out= -- "$@" <<'EOF'
-usage: scripts/benchmark.sh [--package] [--trees "7.3 6.12"] [--timeline]
-                            [--repeat N] [--smp N] [--targets "5 10 ..."]
+usage_or_refuse --package --trees= --high= --timeline --repeat= --smp= --targets= --out= -- "$@" <<'EOF'
+usage: scripts/benchmark.sh [--package] [--trees "7.3 6.12"] [--high T]
+                            [--timeline] [--repeat N] [--smp N] [--targets "5 10 ..."]
                             [--out DIR]
 
 The benchmark: how well this driver, cgroup cpu.max, CPU offlining and
@@ -54,6 +56,8 @@ scripts/demo.sh does (root, apt, the cache and its lock).
   --trees "7.3 6.12" with --package: also each mainline tree's kernel
                      with its series (trees/), its in-tree driver run
                      as the stock one is (docs/trees.md)
+  --high T           also target T (51-85) on this driver (max_idle=85)
+                     and the trees' (max_idle=100), not on the stock one
   --timeline         one step to the first target (25 unless --targets)
                      per method, traced and drawn per CPU (scripts/timeline.sh)
   --repeat N         run the boots N times, each into DIR/run-K, and print
@@ -72,12 +76,14 @@ TARGETS=""
 OUT=$LOG_DIR/bench
 PACKAGE=""
 TREES=""
+HIGH=""
 TIMELINE=""
 REPEAT=1
 while (($#)); do
 	case "$1" in
 	--package) PACKAGE=1; shift ;;
 	--trees) TREES=$2; shift 2 ;;
+	--high) HIGH=$2; shift 2 ;;
 	--timeline) TIMELINE=1; shift ;;
 	--smp) SMP=$2; shift 2 ;;
 	--repeat) REPEAT=$2; shift 2 ;;
@@ -97,6 +103,12 @@ done
 [ -z "$TREES" ] || [ -n "$PACKAGE" ] ||
 	die "--trees needs --package: the in-tree driver probes only with MWAIT and a package C-state MSR"
 [ -z "$TREES" ] || [ -z "$TIMELINE" ] || die "--trees does not combine with --timeline"
+if [ -n "$HIGH" ]; then
+	if ! [[ $HIGH =~ ^[0-9]+$ ]] || ((HIGH <= 50 || HIGH > 85)); then
+		die "--high wants a target above 50 and at most 85 (this driver's max_idle), got '$HIGH'"
+	fi
+	[ -z "$TIMELINE" ] || die "--high does not combine with --timeline"
+fi
 # the kernels of a run, as their console logs and CSV rows name them
 read -r -a LABELS <<<"patched stock $TREES"
 NAME=pc-bench-$$
@@ -122,14 +134,15 @@ stamp_marks() {
 }
 
 # boot LABEL METHODS APPEND [run-qemu.sh options]: one guest run of the
-# benchmark, APPEND added to its command line
+# benchmark, APPEND added to its command line; BOOT_TARGETS, when set,
+# instead of TARGETS
 boot() {
-	local label=$1 methods=$2 append=$3
+	local label=$1 methods=$2 append=$3 targets=${BOOT_TARGETS:-$TARGETS}
 	shift 3
 	stage "benchmark: $label kernel, methods $methods, $SMP vCPUs"
 	"$REPO_DIR/run-qemu.sh" --mode bench --smp "$SMP" --name "$NAME" \
 		--timeout 3600 --log "$RUN_DIR/console-$label.log" \
-		--append "pc.methods=$methods pc.targets=${TARGETS// /,} $append" "$@" |
+		--append "pc.methods=$methods pc.targets=${targets// /,} $append" "$@" |
 		stamp_marks "$label" | grep --line-buffered -E '^(BENCH|# bench)'
 	grep -q '^BENCH-DONE' "$RUN_DIR/console-$label.log" || die "$label run did not finish"
 }
@@ -381,13 +394,17 @@ main() {
 		((REPEAT == 1)) || RUN_DIR=$OUT/run-$run
 		mkdir -p "$RUN_DIR"
 		: >"$RUN_DIR/marks.txt"
-		PC_KERNEL=bench boot patched none,powerclamp,cpumax,offline,idlecost "" \
-			"${patched_qemu[@]}"
+		# a high target needs max_idle raised at load: modprobe takes
+		# module options from the kernel command line
+		BOOT_TARGETS="$TARGETS${HIGH:+ $HIGH}" PC_KERNEL=bench boot patched \
+			none,powerclamp,cpumax,offline,idlecost \
+			"${HIGH:+intel_powerclamp.max_idle=85}" "${patched_qemu[@]}"
 		PC_KERNEL=bench boot stock none,powerclamp,idlecost "$stock_append" \
 			--kernel "$STOCK_KERNEL" --initrd "$STOCK_INITRD" "${stock_qemu[@]}"
 		for tree in $TREES; do
-			PC_TREE=$tree PC_KERNEL=bench boot "$tree" none,powerclamp,idlecost \
-				"$stock_append" "${stock_qemu[@]}"
+			BOOT_TARGETS="$TARGETS${HIGH:+ $HIGH}" PC_TREE=$tree PC_KERNEL=bench \
+				boot "$tree" none,powerclamp,idlecost \
+				"$stock_append${HIGH:+ intel_powerclamp.max_idle=100}" "${stock_qemu[@]}"
 		done
 	done
 	{
