@@ -98,13 +98,16 @@ push_series() {
 
 # write_unpatched_series: the series without the patches that change
 # kernel/ (the accounting fixes), for PC_UNPATCHED=1's tree; rewritten only
-# when it changes, so that an unchanged series is not pushed again
+# when it changes, so that an unchanged series is not pushed again. The
+# RT budget's getter (kernel/sched/rt.c alone) is not accounting, and the
+# driver needs it: it stays.
 write_unpatched_series() {
 	local patch
 	mkdir -p "$UNPATCHED_DIR"
 	{ grep -v '^\s*\(#\|$\)' "$TREE_CONF/series" || true; } | while read -r patch; do
 		[ "$PC_UNPATCHED" = all ] && continue
-		grep -q '^+++ b/kernel/' "$PATCHES_DIR/$patch" || echo "$patch"
+		grep '^+++ b/kernel/' "$PATCHES_DIR/$patch" |
+			grep -qvx '+++ b/kernel/sched/rt.c' || echo "$patch"
 	done >"$SERIES_FILE.new"
 	if cmp -s "$SERIES_FILE.new" "$SERIES_FILE"; then
 		rm "$SERIES_FILE.new"

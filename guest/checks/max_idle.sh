@@ -40,3 +40,48 @@ check_max_idle() {
 	expect "max_idle back to 50: max_state" "$(cat "$CDEV/max_state")" 50
 }
 
+
+# The injecting threads are SCHED_FIFO, so forced idle counts against the
+# RT budget (sched_rt_runtime_us of sched_rt_period_us): a target it
+# cannot hold gets the threads throttled, and with them every other RT
+# task of the CPU. The driver reads the budget at each write and takes
+# targets up to that share less 10 points (85 at the default 95 %), so at
+# a budget of 50 %: 40, not 41 or 60, with EINVAL, a message and nothing
+# changed; with RT throttling off (-1), up to max_idle.
+check_rt_budget() {
+	local rt=/proc/sys/kernel/sched_rt_runtime_us old lost throttled
+	old=$(cat "$rt")
+	expect "sched_rt_runtime_us default" "$old" 950000
+	echo 85 >"$PARAMS/max_idle"
+	CDEV=$(cdev_dir)
+	expect "max_idle 85: max_state" "$(cat "$CDEV/max_state")" 85
+	throttled=$(dmesg | grep -c 'RT throttling activated')
+	echo 500000 >"$rt"
+	start_loads
+	if printf '60\n' 2>/dev/null >"$CDEV/cur_state"; then
+		# what the refusal spares: the threads throttled by the budget
+		sleep 3
+		read -r _ lost _ _ _ < <(measure_window 4)
+		ktap_diag "budget 50 %: cur_state 60 taken, the loads lost $lost %; RT throttling messages $throttled before, $(dmesg | grep -c 'RT throttling activated') after"
+		set_target 0
+	fi
+	stop_loads
+	echo 0 >"$CDEV/cur_state"
+	write_rejected "budget 50 %: cur_state <- 60" "$CDEV/cur_state" 60
+	write_rejected "budget 50 %: cur_state <- 41" "$CDEV/cur_state" 41
+	dmesg | grep -q "cur_state: 41% idle does not fit the RT budget" &&
+		pass "a target above the RT budget logs why" ||
+		fail "no log line for a target above the RT budget"
+	set_target 40
+	expect "budget 50 %: cur_state 40 taken" "$(cat "$CDEV/cur_state")" 40
+	set_target 0
+	echo -1 >"$rt"
+	set_target 85
+	expect "RT throttling off: cur_state 85 taken" "$(cat "$CDEV/cur_state")" 85
+	set_target 0
+	echo "$old" >"$rt"
+	write_rejected "budget back to 95 %, max_idle 85: cur_state <- 86" "$CDEV/cur_state" 86
+	echo 50 >"$PARAMS/max_idle"
+	CDEV=$(cdev_dir)
+	expect "max_idle back to 50: max_state" "$(cat "$CDEV/max_state")" 50
+}
