@@ -148,6 +148,10 @@ boot() {
 		--append "pc.methods=$methods pc.targets=${targets// /,} $append" "$@" |
 		stamp_marks "$label" | grep --line-buffered -E '^(BENCH|# bench)'
 	grep -q '^BENCH-DONE' "$RUN_DIR/console-$label.log" || die "$label run did not finish"
+	# a method that could not run (a module parameter refused at load)
+	# leaves its rows out of the table: stop here instead
+	tr -d '\r' <"$RUN_DIR/console-$label.log" | grep -q '^pc-init: bench finished with status 0$' ||
+		die "$label run failed: $(tr -d '\r' <"$RUN_DIR/console-$label.log" | grep -m1 '^# bench: cannot' || echo "see $RUN_DIR/console-$label.log")"
 }
 
 # run_dirs: the directories the runs wrote their logs and marks into
