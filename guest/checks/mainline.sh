@@ -171,7 +171,7 @@ check_mainline_retarget() {
 # durations; `duration` takes 6 to 25 ms (at HZ=250, 10 ms is 2.5 jiffies).
 # Judged at 25 and 40 % by /proc/stat's ticks against wall time and its
 # idle against the work the loads lost, as mainline_accuracy judges 24 ms.
-TOL_TICKS_DURATION=${TOL_TICKS_DURATION:-2}
+TOL_TICKS_DURATION=${TOL_TICKS_DURATION:-3}
 check_mainline_duration() {
 	local target idle lost ticks base_lost clamp_lost before
 	before=$(cat "$PARAMS/duration")
@@ -193,4 +193,84 @@ check_mainline_duration() {
 	set_target 0
 	stop_loads
 	echo "$before" >"$PARAMS/duration"
+}
+
+# The highest target the in-tree driver takes with every CPU clamped:
+# max_idle up to 75 (MAX_ALL_CPU_IDLE), so 74. As 7.3 and 6.12 ship, a
+# target held constant never used the compensation it learnt, and a window
+# read above target plus guard (one late idle period is enough at ~31 ms
+# cycles) skipped the next two cycles: package C6 61-71 % under full load
+# (trees/<tree>'s skip patch). Judged by turbostat's package C6
+# under full load against the target, and by the scheduler on an idle
+# guest: skipping still stops injection where the package idles anyway.
+# Package C6 may lie this far from 74 (points, over 10 s): the in-tree
+# driver runs open loop at a constant target (it applies what it learnt
+# only once both neighbouring targets have learnt too), 1-2 points short
+# on this package; the skipping defect left it 5-12 short.
+TOL_HIGH_PC6=${TOL_HIGH_PC6:-3}
+# Injection periods CPU 0 may start in 3 s of an idle guest at 74: a
+# sixth of the ~92 it starts without skipping. The guest's own work (this
+# script, the trace) interrupts skipping now and then, and each
+# interruption costs two windows of two periods; measured 4-8.
+HIGH_IDLE_PERIODS_MAX=${HIGH_IDLE_PERIODS_MAX:-15}
+
+# high_periods S: print "N LINE": the injection periods CPU 0 started in
+# S seconds (sched_switch to its injecting thread), and a diagnostic line
+# of the gaps between them and the lengths of its idle periods.
+high_periods() {
+	local t=/sys/kernel/tracing ev=/sys/kernel/tracing/events/sched/sched_switch
+	echo global >"$t/trace_clock"
+	echo >"$t/trace"
+	echo 1 >"$ev/enable"
+	sleep "$1"
+	echo 0 >"$ev/enable"
+	awk -v comm="$THREAD_COMM" '
+		{ ts = -1; cpu = -1
+		  for (i = 1; i <= NF; i++) {
+			if ($i ~ /^\[[0-9]+\]$/ && cpu < 0) cpu = substr($i, 2, length($i) - 2) + 0
+			if ($i ~ /^[0-9]+\.[0-9]+:$/) { ts = $i + 0; break }
+		  } }
+		cpu != 0 || !/ sched_switch: / { next }
+		index($0, "next_comm=" comm "/") { if (on) gap[int((ts - on) * 250)]++; on = ts; n++ }
+		index($0, "prev_comm=" comm "/") && on { len[int((ts - on) * 500)]++ }
+		END {
+			printf "%d gaps (4 ms bins):", n
+			for (k in gap) printf " %d:%d", k * 4, gap[k]
+			printf "; idle lengths (2 ms bins):"
+			for (k in len) printf " %d:%d", k * 2, len[k]
+			print ""
+		}' "$t/trace"
+	echo >"$t/trace"
+}
+
+check_mainline_high() {
+	local before pc6 lost idle base_lost tpid n line
+	before=$(cat "$PARAMS/max_idle")
+	echo 75 >"$PARAMS/max_idle" || { fail "max_idle <- 75 refused"; return; }
+	start_loads
+	sleep 1
+	unclamped_window 5
+	base_lost=$BASE_LOST
+	set_target 74
+	ktap_diag "high: cur_state reads $(cat "$CDEV/cur_state") after a write of 74"
+	sleep 3 # the first windows, which learn the compensation
+	turbostat_pc6 10 >/tmp/pc6 &
+	tpid=$!
+	read -r idle lost _ < <(measure_window 10)
+	wait "$tpid" || true
+	pc6=$(cat /tmp/pc6)
+	ktap_diag "high: 74, 10 s: package C6 ${pc6:-?}%, work lost $(difference "$lost" "$base_lost")%, /proc/stat idle $idle%"
+	[ -r "$DEBUG_DIR/powerclamp_calib" ] &&
+		ktap_diag "high: calibration (pct:confidence/steady/dynamic) $(awk '$1 >= 73 && $1 <= 75 { printf "%s:%s/%s/%s ", $1, $2, $3, $4 }' "$DEBUG_DIR/powerclamp_calib")"
+	read -r n line < <(high_periods 3)
+	ktap_diag "high: loaded, CPU 0: $n periods in 3 s, $line"
+	within "high: package C6 at 74 with every CPU clamped, full load (%)" "${pc6:-0}" 74 "$TOL_HIGH_PC6"
+	stop_loads
+	sleep 3 # windows that see the package idle
+	read -r n line < <(high_periods 3)
+	ktap_diag "high: idle guest, CPU 0: $n periods in 3 s, $line"
+	between "high: idle guest at 74: injection periods CPU 0 starts in 3 s (skipping)" \
+		"$n" 0 "$HIGH_IDLE_PERIODS_MAX"
+	set_target 0
+	echo "$before" >"$PARAMS/max_idle"
 }
