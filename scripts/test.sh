@@ -2,8 +2,9 @@
 # The whole test suite, from a fresh Debian 12 machine: install what is
 # missing, lint the series, apply it, build the kernels and the rootfs,
 # prove the harness can fail (tests/run.sh), boot every guest of
-# guest/boots under QEMU, build the mainline trees' kernels and boot the
-# newest one's checks (guest/boots-trees), and judge what each printed.
+# guest/boots under QEMU, run the cheap breaks of tests/breaks/ red again,
+# build the mainline trees' kernels and boot the newest one's checks
+# (guest/boots-trees), and judge what each printed.
 # Ends with the line
 # "N passed, N failed, N skipped" and exits non-zero on any failure or
 # kernel splat.
@@ -24,8 +25,9 @@ usage: scripts/test.sh
 The whole test suite, from a fresh Debian 12 machine, as root: installs
 what is missing (apt), lints the series, applies it, builds the kernels,
 the emulated-package QEMU and the guests' images, proves the harness can
-fail (tests/run.sh), boots every guest of guest/boots under QEMU, builds
-the mainline trees' kernels (trees/) and boots the 7.3 one's checks of
+fail (tests/run.sh), boots every guest of guest/boots under QEMU, runs
+the cheap breaks of tests/breaks/ and expects their checks red
+(scripts/breaks.sh --ci), builds the mainline trees' kernels (trees/) and boots the 7.3 one's checks of
 its in-tree driver (guest/boots-trees), and judges the KTAP document each
 printed. Ends with the line
 "N passed, N failed, N skipped" and exits non-zero on any failure or
@@ -51,7 +53,7 @@ MAINLINE_TREES=(7.3 6.12)
 BOOT_TREE=${MAINLINE_TREES[0]}
 TREE_BOOTS=$REPO_DIR/guest/boots-trees
 DOCUMENTS=(lint "${MAINLINE_TREES[@]/#/lint-}" analysis w1-debian bisect export harness emulator "${BOOT_LIST[@]}"
-	"${MAINLINE_TREES[@]/#/build-}" "mainline")
+	breaks "${MAINLINE_TREES[@]/#/build-}" "mainline")
 
 summary() {
 	local t r
@@ -134,6 +136,10 @@ timed "rootfs (no debug options)" env PC_KERNEL=bench "$REPO_DIR/scripts/build-r
 for boot in "${BOOT_LIST[@]}"; do
 	timed "guest: $boot" run_boot "$boot"
 done
+# The red runs again: each cheap break (a driver rebuild and one short
+# check) must still turn its check red, or that check can no longer catch
+# what it was written for. check.sh takes each break out after its run.
+timed "breaks (red on purpose)" ktap_stage breaks "$REPO_DIR/scripts/breaks.sh" --ci
 
 # build_tree TREE: the tree's kernel without debug options, with its whole
 # series (the kernel guest/boots-trees boots)
