@@ -211,7 +211,7 @@ TOL_HIGH_PC6=${TOL_HIGH_PC6:-3}
 # Injection periods CPU 0 may start in 3 s of an idle guest at 74: under
 # a quarter of the ~92 it starts without skipping. The guest's own work
 # (this script, the trace) interrupts skipping now and then, and each
-# interruption costs two windows of two periods; measured 6-12.
+# interruption costs two windows of two periods; measured 6-13.
 HIGH_IDLE_PERIODS_MAX=${HIGH_IDLE_PERIODS_MAX:-20}
 
 # high_periods S: print "N LINE": the injection periods CPU 0 started in
