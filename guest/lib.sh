@@ -125,14 +125,36 @@ cdev_dir() {
 	done
 }
 
-# PIDs of the injection threads, one "pid cpu" line each, sorted by CPU.
+# task_state DIR: set TASK_STATE to the state letter of the task at /proc
+# DIR (S, R, D, P for parked...), the field right after the ") " that
+# closes the comm in its stat; empty if the task is gone. Builtins only.
+task_state() {
+	local stat
+	TASK_STATE=
+	read -r stat 2>/dev/null <"$1/stat" || return 0
+	stat=${stat##*) }
+	TASK_STATE=${stat%% *}
+}
+
+# PIDs of the injection threads that are not parked, one "pid cpu" line
+# each, sorted by CPU. The threads are smpboot threads (this project's
+# kidle_inject/N while clamping, mainline's idle_inject/N from boot): a
+# CPU that goes offline keeps its thread, parked, and the same thread is
+# unparked when the CPU comes back. list_thread_cpus also names the CPUs
+# of the parked ones.
 # (read, not cat: the stress checks call this hundreds of times)
 clamp_threads() {
 	local p comm
 	for p in /proc/[0-9]*; do
 		read -r comm 2>/dev/null <"$p/comm" || continue
 		case "$comm" in
-		"$THREAD_COMM"/*) echo "${p#/proc/} ${comm#"$THREAD_COMM"/}" ;;
+		"$THREAD_COMM"/*)
+			task_state "$p"
+			case $TASK_STATE in
+			P | "") ;;
+			*) echo "${p#/proc/} ${comm#"$THREAD_COMM"/}" ;;
+			esac
+			;;
 		esac
 	done | sort -n -k2
 }
@@ -224,23 +246,49 @@ measure_window() {
 	}'
 }
 
-# assert_threads WANT WHEN: exactly one kidle_inject/N for each CPU in WANT
-# (a comma list), each bound to its CPU, SCHED_FIFO priority 50, freezable
+# assert_threads WANT WHEN: exactly one kidle_inject/N not parked for each
+# CPU in WANT (a comma list; an offline CPU's thread is parked), each bound
+# to its CPU, SCHED_FIFO priority 50, and not freezable: PF_NOFREEZE set,
+# as on every kthread that does not call set_freezable(). The PM notifier
+# stops the threads before the freezer; a frozen smpboot thread could not
+# be woken by kthread_park(), so taking a CPU down would hang.
 assert_threads() {
 	local want=$1 pid cpu status policy prio flags bad=0 got
 	got=$(clamp_threads | awk '{ print $2 }' | paste -sd,)
-	expect "one kidle_inject/N per online CPU ($2)" "$got" "$want"
+	expect "one kidle_inject/N not parked per online CPU ($2)" "$got" "$want"
 	while read -r pid cpu; do
 		status=$(grep Cpus_allowed_list "/proc/$pid/status" | awk '{ print $2 }')
 		read -r policy prio flags < <(sed 's/.*) //' "/proc/$pid/stat" |
 			awk '{ print $39, $38, $7 }')
 		if [ "$status" != "$cpu" ] || [ "$policy" != 1 ] || [ "$prio" != 50 ] ||
-			(((flags & 0x8000) != 0)); then
+			(((flags & 0x8000) == 0)); then
 			fail "kidle_inject/$cpu: cpus=$status policy=$policy rt_prio=$prio flags=$flags"
 			bad=1
 		fi
 	done < <(clamp_threads)
-	((bad)) || pass "threads bound to their CPU, SCHED_FIFO prio 50, freezable"
+	((bad)) || pass "threads bound to their CPU, SCHED_FIFO prio 50, not freezable (PF_NOFREEZE: the PM notifier stops them before the freezer)"
+}
+
+# woken_thread_cpus SECONDS: set WOKEN_CPUS ("0 2"-style, as THREAD_CPUS)
+# to the CPUs whose injection thread was scheduled at least once in
+# SECONDS: the third field of its /proc/PID/schedstat, the times it was
+# put on its CPU, grew. While clamping every online CPU has a thread
+# (smpboot has no cpumask), but one outside the driver's cpumask sleeps
+# and never runs; a clamped one wakes at least once a period (96 ms at
+# 25 % with the default duration of 24 ms). A thread parked or not there
+# at the start is not counted.
+woken_thread_cpus() {
+	local pid cpu n pids=() runs=() woken=()
+	while read -r pid cpu; do
+		read -r _ _ n 2>/dev/null <"/proc/$pid/schedstat" || continue
+		pids[cpu]=$pid runs[cpu]=$n
+	done < <(clamp_threads)
+	sleep "$1"
+	for cpu in "${!pids[@]}"; do
+		read -r _ _ n 2>/dev/null <"/proc/${pids[cpu]}/schedstat" || continue
+		((n > runs[cpu])) && woken[cpu]=1
+	done
+	WOKEN_CPUS=${!woken[*]}
 }
 
 # trace_powerclamp SECONDS: record the powerclamp events for SECONDS into
@@ -334,16 +382,26 @@ load_shares() {
 
 # ---- CPU lists without forks ----
 
-# Set THREAD_CPUS and ONLINE_CPUS to "0 1 3"-style lists with shell
-# builtins only: a fork costs tens of ms in a TCG guest with KASAN, and the
-# hotplug stress compares them 200 times.
+# Set THREAD_CPUS, PARKED_CPUS and ONLINE_CPUS to "0 1 3"-style lists with
+# shell builtins only: a fork costs tens of ms in a TCG guest with KASAN,
+# and the hotplug stress compares them 200 times. THREAD_CPUS are the CPUs
+# whose injection thread is not parked (those clamp_threads lists),
+# PARKED_CPUS those whose thread is parked (offline CPUs that were online
+# while clamping: their thread stays, parked, until clamping stops).
 list_thread_cpus() {
-	local f comm cpus=()
-	for f in /proc/[0-9]*/comm; do
-		read -r comm 2>/dev/null <"$f" || continue
-		[[ $comm == kidle_inject/* ]] && cpus[${comm#kidle_inject/}]=1
+	local p comm cpus=() parked=()
+	for p in /proc/[0-9]*; do
+		read -r comm 2>/dev/null <"$p/comm" || continue
+		[[ $comm == "$THREAD_COMM"/* ]] || continue
+		task_state "$p"
+		case $TASK_STATE in
+		"") ;;
+		P) parked[${comm#"$THREAD_COMM"/}]=1 ;;
+		*) cpus[${comm#"$THREAD_COMM"/}]=1 ;;
+		esac
 	done
 	THREAD_CPUS=${!cpus[*]}
+	PARKED_CPUS=${!parked[*]}
 }
 
 list_online_cpus() {
@@ -356,8 +414,9 @@ list_online_cpus() {
 	ONLINE_CPUS=${!cpus[*]}
 }
 
-# threads_follow_online: the kidle_inject threads match the online CPUs,
-# allowing a hotplug callback up to 2 s to finish.
+# threads_follow_online: the kidle_inject threads not parked match the
+# online CPUs (an offline CPU's thread is parked), allowing a hotplug
+# transition up to 2 s to finish.
 threads_follow_online() {
 	local tries
 	for ((tries = 0; tries < 20; tries++)); do
@@ -426,7 +485,9 @@ reset_state() {
 		echo "$value" >"$PARAMS/$param" || { echo "cannot reset $param to $value"; return 1; }
 	done
 	CDEV=$(cdev_dir) # max_idle registers the cooling device again
+	# (at target 0 every thread is gone, parked ones included)
 	list_thread_cpus
-	[ -z "$THREAD_CPUS" ] || { echo "kidle_inject threads left on CPUs $THREAD_CPUS"; return 1; }
+	[ -z "$THREAD_CPUS$PARKED_CPUS" ] ||
+		{ echo "kidle_inject threads left on CPUs '$THREAD_CPUS', parked on CPUs '$PARKED_CPUS'"; return 1; }
 	[ "$(cat "$CDEV/cur_state")" = 0 ] || { echo "cur_state is not 0"; return 1; }
 }

@@ -3,8 +3,12 @@
 # pass() never fails, so "cond && pass || fail" is a safe if-then-else here.
 # shellcheck disable=SC2015
 
-# Clamp CPUs 0 and 2 only: they get threads and lose time, the others keep
-# their throughput; hotplug and the controller stay within the set.
+# Clamp CPUs 0 and 2 only: every online CPU has a thread (smpboot creates
+# one per CPU, whatever the cpumask), but only those of 0 and 2 run, judged
+# by the times each was scheduled (woken_thread_cpus); CPUs 0 and 2 lose
+# time, the others keep their throughput. Hotplug and the controller stay
+# within the set: CPU 0 offline parks its thread, and only the thread of
+# CPU 2 runs until CPU 0 is back.
 check_cpumask() {
 	local all=0-$((NCPU - 1)) last=$((NCPU - 1)) v base shares cpu lost idle windows skipped
 	expect "cpumask default: every CPU" "$(cat "$PARAMS/cpumask")" "$all"
@@ -25,7 +29,10 @@ check_cpumask() {
 	set_target 40
 	sleep 2
 	list_thread_cpus
-	expect "cpumask 0,2: threads only on CPUs 0 and 2" "$THREAD_CPUS" "0 2"
+	list_online_cpus
+	expect "cpumask 0,2: a thread on every online CPU" "$THREAD_CPUS" "$ONLINE_CPUS"
+	woken_thread_cpus 1
+	expect "cpumask 0,2: threads run only on CPUs 0 and 2" "$WOKEN_CPUS" "0 2"
 	write_rejected "cpumask while clamping" "$PARAMS/cpumask" "$all" "Device or resource busy"
 	windows=$(stat_field windows) skipped=$(stat_field windows_skipped)
 	read -r -a shares < <(load_shares 5)
@@ -53,11 +60,18 @@ check_cpumask() {
 	sleep 1
 	expect "cpumask 0,2: controlling cpu moves to cpu2, not cpu1" "$(stat_field controlling_cpu)" 2
 	list_thread_cpus
-	expect "cpumask 0,2: cpu0 offline leaves the thread on 2" "$THREAD_CPUS" "2"
+	list_online_cpus
+	expect "cpumask 0,2: cpu0 offline parks its thread" "$PARKED_CPUS" 0
+	expect "cpumask 0,2: cpu0 offline, threads not parked on the online CPUs" "$THREAD_CPUS" "$ONLINE_CPUS"
+	woken_thread_cpus 1
+	expect "cpumask 0,2: cpu0 offline leaves only the thread on 2 running" "$WOKEN_CPUS" 2
 	cpu_online 0 1
 	sleep 1
 	list_thread_cpus
-	expect "cpumask 0,2: cpu0 back online gets its thread" "$THREAD_CPUS" "0 2"
+	list_online_cpus
+	expect "cpumask 0,2: cpu0 back online, a thread on every online CPU" "$THREAD_CPUS" "$ONLINE_CPUS"
+	woken_thread_cpus 1
+	expect "cpumask 0,2: cpu0 back online, threads run on CPUs 0 and 2" "$WOKEN_CPUS" "0 2"
 	set_target 0
 	stop_loads
 	echo "$all" >"$PARAMS/cpumask"
@@ -67,8 +81,9 @@ check_cpumask() {
 # max_idle is max_state; a new value registers the cooling device again.
 
 # Isolated CPUs, in a boot with isolcpus=1: by
-# default the driver leaves CPU 1 alone and says so; a cpumask that names
-# it is honoured, and logged.
+# default the driver leaves CPU 1 alone and says so (CPU 1 has a thread
+# while clamping, as every online CPU has, but it never runs); a cpumask
+# that names it is honoured, and logged.
 check_isolated_cpus() {
 	local alone=0 named=0
 	expect "isolated CPUs (isolcpus= on the command line)" "$(cat /sys/devices/system/cpu/isolated)" 1
@@ -85,7 +100,10 @@ check_isolated_cpus() {
 	set_target 25
 	sleep 1
 	list_thread_cpus
-	expect "default cpumask at 25 %: threads only on CPU 0" "$THREAD_CPUS" 0
+	list_online_cpus
+	expect "default cpumask at 25 %: a thread on every online CPU" "$THREAD_CPUS" "$ONLINE_CPUS"
+	woken_thread_cpus 1
+	expect "default cpumask at 25 %: threads run only on CPU 0" "$WOKEN_CPUS" 0
 	set_target 0
 	named=$(dmesg | grep -c 'isolated CPUs 1 clamped as the cpumask parameter asks')
 	echo 0-1 >"$PARAMS/cpumask"
@@ -95,7 +113,10 @@ check_isolated_cpus() {
 	set_target 25
 	sleep 1
 	list_thread_cpus
-	expect "cpumask 0-1 at 25 %: threads on CPUs 0 and 1" "$THREAD_CPUS" "0 1"
+	list_online_cpus
+	expect "cpumask 0-1 at 25 %: a thread on every online CPU" "$THREAD_CPUS" "$ONLINE_CPUS"
+	woken_thread_cpus 1
+	expect "cpumask 0-1 at 25 %: threads run on CPUs 0 and 1" "$WOKEN_CPUS" "0 1"
 	set_target 0
 	stop_loads
 }

@@ -13,6 +13,8 @@ check_hotplug() {
 	sleep 1
 	cpu_online 2 0
 	assert_threads "$(online_cpus | paste -sd,)" "cpu2 offline"
+	list_thread_cpus
+	expect "cpu2 offline parks its thread" "$PARKED_CPUS" 2
 	cpu_online 2 1
 	sleep 1
 	assert_threads "$(online_cpus | paste -sd,)" "cpu2 back online"
@@ -34,7 +36,8 @@ check_hotplug() {
 		fail "cpu0 cannot be hotplugged (CONFIG_BOOTPARAM_HOTPLUG_CPU0)"
 	fi
 	set_target 0
-	expect "no thread left after hotplug and stop" "$(clamp_threads | wc -l)" 0
+	list_thread_cpus
+	expect "no thread left after hotplug and stop, parked or not" "$THREAD_CPUS$PARKED_CPUS" ""
 }
 
 
@@ -46,10 +49,28 @@ check_hotplug() {
 # widened; if nothing binds it again, it skips every period from then on
 # and its CPU is no longer clamped. Sleeping SCHED_DEADLINE tasks of 98 %
 # of a CPU each, one fewer than the CPUs (admission control takes them
-# against 95 % of every CPU), make every offline fail with EBUSY; after
-# 100 of them while clamping with 4 ms periods, each thread must still be
-# bound to its CPU (assert_threads) and every CPU must go on injecting.
+# against 95 % of every CPU), make every offline fail with EBUSY. During
+# 100 of them while clamping with 4 ms periods the scheduler's
+# sched_migrate_task trace must never move a kidle_inject/N off CPU N
+# (a thread the kernel binds and parks itself is never moved; one that
+# binds itself again afterwards was, and for a while ran elsewhere);
+# afterwards each thread must still be bound to its CPU (assert_threads)
+# and every CPU must go on injecting.
 FAILED_OFFLINES=${FAILED_OFFLINES:-100}
+# threads_moved_off TRACE: how many sched_migrate_task events in TRACE move
+# a kidle_inject/N to a CPU other than N, the first few as diagnostics
+threads_moved_off() {
+	awk -v comm="$THREAD_COMM" '
+		/ sched_migrate_task: / {
+			if (!match($0, "comm=" comm "/[0-9]+ ")) next
+			n = substr($0, RSTART + length(comm) + 6, RLENGTH - length(comm) - 7)
+			if (!match($0, /dest_cpu=[0-9]+/)) next
+			if (substr($0, RSTART + 9, RLENGTH - 9) == n) next
+			if (++moved <= 3) print "# " $0 >"/dev/stderr"
+		}
+		END { print moved + 0 }' "$1"
+}
+
 check_failed_offline() {
 	local cpu=1 i err pid refused=0 taken=0 before t=/sys/kernel/tracing
 	local -a dl=()
@@ -68,6 +89,9 @@ check_failed_offline() {
 		chrt -p "$pid" 2>/dev/null | grep -q SCHED_DEADLINE ||
 			{ fail "failed offline: deadline task $pid not admitted"; kill "${dl[@]}"; return; }
 	done
+	echo >"$t/trace"
+	echo "comm ~ \"$THREAD_COMM/*\"" >"$t/events/sched/sched_migrate_task/filter"
+	echo 1 >"$t/events/sched/sched_migrate_task/enable"
 	for ((i = 0; i < FAILED_OFFLINES; i++)); do
 		if err=$(printf "0\n" 2>&1 >"/sys/devices/system/cpu/cpu$cpu/online"); then
 			taken=$((taken + 1))
@@ -76,10 +100,13 @@ check_failed_offline() {
 			refused=$((refused + 1))
 		fi
 	done
+	echo 0 >"$t/events/sched/sched_migrate_task/enable"
+	echo 0 >"$t/events/sched/sched_migrate_task/filter"
 	kill "${dl[@]}"
 	wait "${dl[@]}" 2>/dev/null || true
 	expect "failed offline: offlines of CPU $cpu refused with EBUSY" "$refused/$taken" "$FAILED_OFFLINES/0"
-	ktap_diag "failed offline: the threads bound themselves to their CPU again $(stat_field rebinds) times"
+	expect "failed offline: injecting threads moved off their CPU (sched_migrate_task)" \
+		"$(threads_moved_off "$t/trace")" 0
 	assert_threads "$(online_cpus | paste -sd,)" "after $refused failed offlines"
 	echo >"$t/trace"
 	echo 1 >"$t/events/powerclamp/powerclamp_injection/enable"

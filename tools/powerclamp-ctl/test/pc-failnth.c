@@ -21,8 +21,8 @@
  *
  * CPU hotplug callbacks run on the CPU's cpuhp/CPU thread, not in the
  * writer: "online" arms cpuhp/CPU, and "kthread NAME" arms the kernel
- * thread whose comm is NAME for a write (starting to clamp runs the
- * driver's online callback on every cpuhp/CPU thread). Exits 0 when the
+ * thread whose comm is NAME for a write (kthreadd creates every kernel
+ * thread, the injection threads smpboot asks for included). Exits 0 when the
  * operation ran, 2 on a usage or setup error.
  */
 #define _GNU_SOURCE
