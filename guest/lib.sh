@@ -72,6 +72,7 @@ THREAD_COST_MAX=${THREAD_COST_MAX:-6}
 SCALE=${PC_SCALE:-100}
 STRESS_WRITES=$((1000 * SCALE / 100))   # cur_state writes, from 4 writers
 STRESS_HOTPLUG=$((100 * SCALE / 100))   # offline/online cycles
+STRESS_HOTPLUG_SOFTIRQ=$((50 * SCALE / 100)) # the same, under softirq load
 STRESS_UNLOADS=$((100 * SCALE / 100))   # rmmod/modprobe cycles
 SOAK_S=$((60 * SCALE / 100))            # seconds at 49 % under mixed load
 
@@ -456,6 +457,8 @@ reset_state() {
 	pkill -f "$LOAD_MARK" 2>/dev/null
 	pkill -x pc-plant 2>/dev/null
 	pkill -x powerclamp-ctl 2>/dev/null
+	pkill -x pc-softirq 2>/dev/null
+	[ -w /proc/sys/kernel/panic_on_warn ] && echo 0 >/proc/sys/kernel/panic_on_warn
 	[ -w /sys/power/pm_test ] && echo none >/sys/power/pm_test
 	# (a CPU that cannot go offline has no online file: one vCPU, CPU 0
 	# on AMD)

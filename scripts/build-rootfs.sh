@@ -63,7 +63,7 @@ make_image() {
 	gcc -static -O2 -Wall -Werror -o "$STAGE_DIR/usr/local/bin/pc-spin" \
 		"$REPO_DIR/bench/pc-spin.c"
 	local tool
-	for tool in powerclamp-ctl test/pc-plant test/pc-failnth; do
+	for tool in powerclamp-ctl test/pc-plant test/pc-failnth test/pc-softirq; do
 		gcc -static -O2 -Wall -Wextra -Werror \
 			-o "$STAGE_DIR/usr/local/bin/${tool#test/}" \
 			"$REPO_DIR/tools/powerclamp-ctl/$tool.c" -lm
