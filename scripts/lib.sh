@@ -52,7 +52,8 @@ bench) OBJ_DIR=$TREE_CACHE/obj-bench ;;
 kcsan) OBJ_DIR=$TREE_CACHE/obj-kcsan ;;
 debian) OBJ_DIR=$TREE_CACHE/obj-debian ;;
 debian-debug) OBJ_DIR=$TREE_CACHE/obj-debian-debug ;;
-*) echo "PC_KERNEL must be test, bench, kcsan, debian or debian-debug, not '$PC_KERNEL'" >&2; exit 1 ;;
+rt) OBJ_DIR=$TREE_CACHE/obj-rt ;;
+*) echo "PC_KERNEL must be test, bench, kcsan, debian, debian-debug or rt, not '$PC_KERNEL'" >&2; exit 1 ;;
 esac
 # PC_UNPATCHED=1: the same kernel from a tree of its own that carries the
 # series without its accounting patches (those that change kernel/), so
