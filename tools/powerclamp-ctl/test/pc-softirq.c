@@ -81,8 +81,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: pc-softirq [SECONDS]\n");
 		return 1;
 	}
-	fd = bound_socket(&addr);
+	/* 127.0.0.1 cannot be bound to before the interface is up */
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
 	if (fd < 0 || loopback_up(fd) < 0) {
+		perror("pc-softirq: bringing lo up");
+		return 1;
+	}
+	close(fd);
+	fd = bound_socket(&addr);
+	if (fd < 0) {
 		perror("pc-softirq: loopback socket");
 		return 1;
 	}
