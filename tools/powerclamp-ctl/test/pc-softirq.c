@@ -41,11 +41,16 @@ static int loopback_up(int fd)
 	return ioctl(fd, SIOCSIFFLAGS, &ifr);
 }
 
-/* A UDP socket bound to 127.0.0.1 on a port of the kernel's choice. */
+/*
+ * A UDP socket bound to 127.0.0.1 on a port of the kernel's choice. The
+ * address comes with lo's NETDEV_UP notifier, just after the interface
+ * reads up: an instance that finds lo brought up by another one started
+ * at the same moment may have to wait for it (tries every 10 ms, 2 s).
+ */
 static int bound_socket(struct sockaddr_in *addr)
 {
 	socklen_t len = sizeof(*addr);
-	int fd;
+	int fd, tries;
 
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
 	if (fd < 0)
@@ -53,8 +58,15 @@ static int bound_socket(struct sockaddr_in *addr)
 	memset(addr, 0, sizeof(*addr));
 	addr->sin_family = AF_INET;
 	addr->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (bind(fd, (struct sockaddr *)addr, sizeof(*addr)) < 0 ||
-	    getsockname(fd, (struct sockaddr *)addr, &len) < 0) {
+	for (tries = 0; bind(fd, (struct sockaddr *)addr, sizeof(*addr)) < 0;
+	     tries++) {
+		if (errno != EADDRNOTAVAIL || tries == 200) {
+			close(fd);
+			return -1;
+		}
+		usleep(10000);
+	}
+	if (getsockname(fd, (struct sockaddr *)addr, &len) < 0) {
 		close(fd);
 		return -1;
 	}
