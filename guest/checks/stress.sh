@@ -46,19 +46,27 @@ check_stress_writes() {
 	stop_loads
 }
 
+# hotplug_cycle I: take a random non-boot CPU offline and online again,
+# waiting each time for the threads to follow the online CPUs; counts the
+# transitions that went wrong in BAD and names the CPU in CYCLED_CPU
+hotplug_cycle() {
+	CYCLED_CPU=$((1 + RANDOM % (NCPU - 1)))
+	cpu_online "$CYCLED_CPU" 0 || BAD=$((BAD + 1))
+	threads_follow_online || { BAD=$((BAD + 1)); ktap_diag "cycle $1: cpu$CYCLED_CPU offline"; }
+	cpu_online "$CYCLED_CPU" 1 || BAD=$((BAD + 1))
+	threads_follow_online || { BAD=$((BAD + 1)); ktap_diag "cycle $1: cpu$CYCLED_CPU online"; }
+}
+
 check_stress_hotplug() {
-	local i cpu bad=0 t0
+	local i t0
+	BAD=0
 	set_target 40
 	t0=$(now_ns)
 	for ((i = 0; i < STRESS_HOTPLUG; i++)); do
-		cpu=$((1 + RANDOM % (NCPU - 1)))
-		cpu_online "$cpu" 0 || bad=$((bad + 1))
-		threads_follow_online || { bad=$((bad + 1)); ktap_diag "cycle $i: cpu$cpu offline"; }
-		cpu_online "$cpu" 1 || bad=$((bad + 1))
-		threads_follow_online || { bad=$((bad + 1)); ktap_diag "cycle $i: cpu$cpu online"; }
+		hotplug_cycle "$i"
 	done
 	ktap_diag "$STRESS_HOTPLUG hotplug cycles at 40 % in $((($(now_ns) - t0) / 1000000)) ms"
-	expect "stress: $STRESS_HOTPLUG offline/online cycles, transitions with wrong threads" "$bad" 0
+	expect "stress: $STRESS_HOTPLUG offline/online cycles, transitions with wrong threads" "$BAD" 0
 	expect "stress: cur_state still 40 after hotplug" "$(cat "$CDEV/cur_state")" 40
 	set_target 0
 	expect "stress: no thread after hotplug stress and stop" "$(clamp_threads | wc -l)" 0
@@ -75,7 +83,8 @@ check_stress_hotplug() {
 # of such waits must have grown by 10 a cycle, or the path was not
 # exercised.
 check_stress_hotplug_softirq() {
-	local i cpu pid bad=0 t0 duration warn deferrals running pids=()
+	local i cpu pid t0 duration warn deferrals running pids=()
+	BAD=0
 	duration=$(cat "$PARAMS/duration")
 	warn=$(cat /proc/sys/kernel/panic_on_warn)
 	echo 4 >"$PARAMS/duration"
@@ -89,12 +98,8 @@ check_stress_hotplug_softirq() {
 	deferrals=$(stat_field softirq_deferrals)
 	t0=$(now_ns)
 	for ((i = 0; i < STRESS_HOTPLUG_SOFTIRQ; i++)); do
-		cpu=$((1 + RANDOM % (NCPU - 1)))
-		cpu_online "$cpu" 0 || bad=$((bad + 1))
-		threads_follow_online || { bad=$((bad + 1)); ktap_diag "cycle $i: cpu$cpu offline"; }
-		cpu_online "$cpu" 1 || bad=$((bad + 1))
-		threads_follow_online || { bad=$((bad + 1)); ktap_diag "cycle $i: cpu$cpu online"; }
-		taskset -pc "$cpu" "${pids[cpu]}" >/dev/null 2>&1
+		hotplug_cycle "$i"
+		taskset -pc "$CYCLED_CPU" "${pids[CYCLED_CPU]}" >/dev/null 2>&1
 	done
 	deferrals=$(($(stat_field softirq_deferrals) - deferrals))
 	ktap_diag "$STRESS_HOTPLUG_SOFTIRQ hotplug cycles at 40 % under softirq load in $((($(now_ns) - t0) / 1000000)) ms, $deferrals periods waited for softirqs"
@@ -106,7 +111,7 @@ check_stress_hotplug_softirq() {
 	wait "${pids[@]}" 2>/dev/null
 	echo "$duration" >"$PARAMS/duration"
 	expect "stress under softirq load: softirq loads still running at the end" "$running" "$NCPU"
-	expect "stress under softirq load: $STRESS_HOTPLUG_SOFTIRQ offline/online cycles, transitions with wrong threads" "$bad" 0
+	expect "stress under softirq load: $STRESS_HOTPLUG_SOFTIRQ offline/online cycles, transitions with wrong threads" "$BAD" 0
 	# 7800 in 50 cycles with the loads, 85 without them: 10 a cycle
 	# tells the two apart
 	((deferrals >= 10 * STRESS_HOTPLUG_SOFTIRQ)) &&
