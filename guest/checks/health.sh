@@ -75,6 +75,6 @@ check_health() {
 	elif ((PC_DEBUG)); then
 		fail "lockdep: no /proc/lockdep_stats on the debug kernel"
 	else
-		ktap_skip "lockdep still on (debug_locks)" "no lockdep in the kernel without debug options"
+		ktap_diag "no lockdep in the kernel without debug options"
 	fi
 }
