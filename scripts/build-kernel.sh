@@ -5,13 +5,13 @@ set -euo pipefail
 # shellcheck source=lib/usage.sh
 . "$(dirname "$0")/../lib/usage.sh"
 usage_or_refuse -- "$@" <<'EOF'
-usage: [PC_KERNEL=test|bench|kcsan|debian|debian-debug|rt] scripts/build-kernel.sh
+usage: [PC_KERNEL=test|bench|kcsan|debian|debian-debug|rt|deb] scripts/build-kernel.sh
 
 Configures the kernel (make tinyconfig, then config-fragments/*.config
 merged on top: debug.config for the test kernel only, the variant's
-fragment for kcsan, debian, debian-debug and rt) and builds bzImage and the
-modules out of tree (make O=, in the cache) with ccache. Fails if an
-option a fragment asks for did not survive. Needs the patched tree
+fragment for kcsan, debian, debian-debug, rt and deb) and builds bzImage
+and the modules out of tree (make O=, in the cache) with ccache. Fails if
+an option a fragment asks for did not survive. Needs the patched tree
 (scripts/prepare-tree.sh). Takes no arguments.
 
 Environment: PC_KERNEL (default test), PC_UNPATCHED=1 (the tree without
@@ -31,7 +31,7 @@ done
 # not have (the 6.1 driver's KUnit suite) and says what it needs instead.
 [ "$PC_TREE" = 6.1 ] || FRAGMENTS+=("$TREE_CONF/tree.config")
 case "$PC_KERNEL" in
-kcsan | debian | rt) FRAGMENTS+=("$REPO_DIR/config-fragments/variants/$PC_KERNEL.config") ;;
+kcsan | debian | rt | deb) FRAGMENTS+=("$REPO_DIR/config-fragments/variants/$PC_KERNEL.config") ;;
 debian-debug)
 	FRAGMENTS+=("$REPO_DIR/config-fragments/variants/debian.config"
 		"$REPO_DIR/config-fragments/variants/debian-debug.config")

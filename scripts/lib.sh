@@ -44,7 +44,10 @@ ROOTFS_BASE=$CACHE_DIR/rootfs-base   # debootstrap result, made once
 # config-fragments/variants/debian.config (Debian's timekeeping, accounting,
 # preemption and RCU options) to bench's and serves scripts/debian-variant.sh;
 # "debian-debug" adds config-fragments/variants/debian-debug.config to it
-# (IRQ time accounting, lockdep).
+# (IRQ time accounting, lockdep); "deb" adds
+# config-fragments/variants/deb.config to bench's (what a Debian system
+# booted from the kernel's own .deb packages needs: an initramfs, systemd)
+# and serves scripts/deb-build.sh and scripts/deb-guest.sh.
 PC_KERNEL=${PC_KERNEL:-test}
 case "$PC_KERNEL" in
 test) OBJ_DIR=$TREE_CACHE/obj ;;      # kernel build output (make O=)
@@ -53,7 +56,8 @@ kcsan) OBJ_DIR=$TREE_CACHE/obj-kcsan ;;
 debian) OBJ_DIR=$TREE_CACHE/obj-debian ;;
 debian-debug) OBJ_DIR=$TREE_CACHE/obj-debian-debug ;;
 rt) OBJ_DIR=$TREE_CACHE/obj-rt ;;
-*) echo "PC_KERNEL must be test, bench, kcsan, debian, debian-debug or rt, not '$PC_KERNEL'" >&2; exit 1 ;;
+deb) OBJ_DIR=$TREE_CACHE/obj-deb ;;
+*) echo "PC_KERNEL must be test, bench, kcsan, debian, debian-debug, rt or deb, not '$PC_KERNEL'" >&2; exit 1 ;;
 esac
 # PC_UNPATCHED=1: the same kernel from a tree of its own that carries the
 # series without its accounting patches (those that change kernel/), so
@@ -152,6 +156,10 @@ HOST_PACKAGES=(
 	dpkg-dev ninja-build meson pkg-config libglib2.0-dev libpixman-1-dev
 	libfdt-dev zlib1g-dev git-email libmailtools-perl
 )
+# What make bindeb-pkg (scripts/deb-build.sh, which sets PC_KERNEL=deb)
+# checks for besides those above: its Build-Depends and
+# dpkg-buildpackage's own needs. Only that route installs them.
+[ "$PC_KERNEL" != deb ] || HOST_PACKAGES+=(rsync fakeroot build-essential)
 
 # Debian's kernel configurations, of the same version as the source
 # (scripts/w1-debian.sh compiles the 6.1 series under config.amd64_none_amd64)
@@ -220,6 +228,10 @@ with_heartbeat() {
 	done
 	wait "$pid"
 }
+
+# The kernel as Debian packages (scripts/deb-build.sh): the .deb files of
+# the "deb" kernel, which scripts/deb-guest.sh installs in its guest
+DEB_DIR=$TREE_CACHE/debs
 
 # Debian's stock kernel, for the benchmark's comparison (fetch-stock-kernel.sh)
 STOCK_DIR=$CACHE_DIR/stock
