@@ -141,6 +141,27 @@ static void test_temperature(void)
 		   pkg_therm_status(&defaults, 120) >> 16 & 0x7f, 0);
 }
 
+/*
+ * The power limit as firmware leaves it, worked out from the SDM's
+ * fields: PL1 65 W = 520 eighths (0x208), enable bit 15, time window
+ * 2^14 x 1.75 / 1024 s = 28 s (Y = 14 in bits 21:17, Z = 3 in 23:22);
+ * PL2 81.25 W = 650 (0x28a), enabled, 2^1 x 1.25 / 1024 s (Y = 1, Z = 1).
+ */
+static void test_power_limit(void)
+{
+	PkgModelParams p = defaults;
+	uint64_t v;
+
+	expect_u64("power limit from reset: PL1 65 W over 28 s, PL2 81.25 W, unlocked",
+		   pkg_power_limit_default(&p), 0x0042828a00dc8208ULL);
+	p.tdp_mw = 4095000;
+	v = pkg_power_limit_default(&p);
+	expect_u64("power limit at the largest TDP: PL1 32760 units",
+		   v & 0x7fff, 32760);
+	expect_u64("power limit at the largest TDP: PL2 held at the field's 32767",
+		   v >> 32 & 0x7fff, 0x7fff);
+}
+
 static void test_params(void)
 {
 	PkgModelParams p = defaults;
@@ -165,17 +186,18 @@ static void test_params(void)
 
 int main(void)
 {
-	printf("KTAP version 1\n1..27\n");
+	printf("KTAP version 1\n1..30\n");
 	test_units();
 	test_energy();
 	test_wrap();
 	test_split();
 	test_temperature();
+	test_power_limit();
 	test_params();
 	printf("# %d passed, %d failed, 0 skipped\n", nr_case - nr_failed,
 	       nr_failed);
-	if (nr_case != 27) {
-		printf("not ok %d the plan said 27 cases, %d ran\n", nr_case + 1,
+	if (nr_case != 30) {
+		printf("not ok %d the plan said 30 cases, %d ran\n", nr_case + 1,
 		       nr_case);
 		return 1;
 	}

@@ -242,12 +242,24 @@ rapl_judge() {
 # The kernel's intel_rapl finds the package and core domains, and their
 # energy advances at the modelled power, idle and under load.
 check_pkg_rapl() {
-	local pkg w
+	local pkg w max
 	pkg=$(rapl_zone package-0)
 	[ -n "$pkg" ] && pass "intel_rapl: package-0 zone at $pkg" ||
 		{ fail "intel_rapl: no package-0 zone in /sys/class/powercap ($(echo /sys/class/powercap/*))"; return; }
 	[ -n "$(rapl_zone core)" ] && pass "intel_rapl: core (PP0) zone" ||
 		{ fail "intel_rapl: no core zone"; return; }
+	# The power limits as firmware leaves them, before anything wrote
+	# them (pkg_thermald and pkg_msr_writes come later): PL1 at the TDP
+	# (PKG_POWER_INFO, the long-term constraint's max_power) over 28 s,
+	# PL2 at 1.25 times it, enabled. Without them intel_rapl reads 0.
+	max=$(cat "$pkg/constraint_0_max_power_uw")
+	expect "intel_rapl: long-term limit (PL1) at the TDP (uW)" \
+		"$(cat "$pkg/constraint_0_power_limit_uw")" "$max"
+	between "intel_rapl: long-term time window (us)" \
+		"$(cat "$pkg/constraint_0_time_window_us")" 27900000 28100000
+	expect "intel_rapl: short-term limit (PL2) at 1.25 times the TDP (uW)" \
+		"$(cat "$pkg/constraint_1_power_limit_uw")" "$((max * 5 / 4))"
+	expect "intel_rapl: package limit enabled" "$(cat "$pkg/enabled")" 1
 	sleep 1
 	w=$(energy_window 20) # idle power is small: a longer window
 	# Idle, the package read 0.3-1.5 % from the model, then 2.2 % (3.109
@@ -540,19 +552,30 @@ msr_refuses() {
 	fi
 }
 
-# The model's MSRs under writes, as the SDM has them: the counters, units,
-# limits and the locked C-state configuration raise #GP; the thresholds
-# and the power limit keep their defined bits and raise #GP on a reserved
-# one; the thermal status MSRs take their defined bits (clearing log
-# flags the model never sets). Every MSR written is restored.
+# The model's MSRs under writes, as the SDM has them: the counters, units
+# and limits raise #GP; the thresholds and the power limit keep their
+# defined bits and raise #GP on a reserved one; the C-state configuration
+# keeps its demotion bits and raises #GP on a change to its locked bits
+# 15:0; the thermal status MSRs take their defined bits (clearing log
+# flags the model never sets), also read back and written as
+# x86_pkg_temp_thermal clears a threshold's log flag. Every MSR written
+# is restored.
 check_pkg_msr_writes() {
 	local msr name saved
 	: >"$PC_WROTE_MSRS"
 	for name in PKG_C6_RESIDENCY:0x3f9 CORE_C6_RESIDENCY:0x3fd PKG_ENERGY_STATUS:0x611 \
 		PP0_ENERGY_STATUS:0x639 RAPL_POWER_UNIT:0x606 PKG_POWER_INFO:0x614 \
-		TEMPERATURE_TARGET:0x1a2 PKG_CST_CONFIG_CONTROL:0xe2 PLATFORM_INFO:0xce; do
+		TEMPERATURE_TARGET:0x1a2 PLATFORM_INFO:0xce; do
 		msr_refuses "read-only ${name%%:*}" 0 "$((${name#*:}))" 0
 	done
+
+	msr=$((0xe2)) saved=$(msr_read 0 "$msr")
+	msr_refuses "PKG_CST_CONFIG_CONTROL, locked bits 15:0 changed" 0 "$msr" \
+		$((saved & ~0xffff))
+	# C1 auto-demotion (bit 26) switched, as intel_idle's switch does
+	msr_keeps "PKG_CST_CONFIG_CONTROL, demotion bit 26" 0 "$msr" $((saved ^ (1 << 26)))
+	msr_refuses "PKG_CST_CONFIG_CONTROL, reserved bit 31" 0 "$msr" $((saved | 1 << 31))
+	msr_write 0 "$msr" "$saved"
 
 	msr=$((0x1b2)) saved=$(msr_read 0 "$msr")
 	msr_keeps "PACKAGE_THERM_INTERRUPT" 0 "$msr" $((0x00123403))
@@ -579,6 +602,10 @@ check_pkg_msr_writes() {
 	msr_write 0 $((0x1b1)) 0 && pass "PACKAGE_THERM_STATUS: a write of 0 taken" ||
 		fail "PACKAGE_THERM_STATUS: a write of 0 faulted (GP)"
 	msr_refuses "PACKAGE_THERM_STATUS, reserved bit 12" 0 $((0x1b1)) $((0x00001000)) moves
+	# x86_pkg_temp_thermal's clearing of threshold 1's log flag (bit 7)
+	msr_write 0 $((0x1b1)) $(($(msr_read 0 $((0x1b1))) & ~(1 << 7))) &&
+		pass "PACKAGE_THERM_STATUS: its value read back and written, a log flag cleared, taken" ||
+		fail "PACKAGE_THERM_STATUS: its value read back and written faulted (GP): $(printf '%#x' "$(msr_read 0 $((0x1b1)))")"
 }
 
 # first_windows_after_online CPU SECONDS: bring CPU back online with the

@@ -10,4 +10,5 @@
 #include <stddef.h>
 #include <stdint.h>
 #define ARRAY_SIZE(x) (sizeof(x) / sizeof((x)[0]))
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
 #endif
