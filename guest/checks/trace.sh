@@ -179,11 +179,18 @@ check_retarget_latency() {
 # Injections are grouped by boundary (starts less than half an interval,
 # 60 ms, apart); at a boundary either every CPU injects or none. A skip
 # decision read by some CPUs before it was written and by others after
-# shows as a boundary where only some CPUs injected.
+# shows as a boundary where only some CPUs injected. So does, by design,
+# a CPU that finds softirqs still pending after its short wait for them
+# and leaves its period out (clamp_thread_fn()): each period that waited
+# for softirqs (the stats' softirq_deferrals) may account for one such
+# boundary. On the debug kernel with preempt=full, 3 and 4 of 76-80
+# boundaries were on one CPU only, one of them beside a period joined 3
+# ms late after such a wait (2026-12-07); on the bench kernel 0.
 check_skip_sync() {
-	local t=/sys/kernel/tracing flips groups partial
+	local t=/sys/kernel/tracing flips groups partial where by_plan deferrals
 	set_target 20
 	sleep 1
+	deferrals=$(stat_field softirq_deferrals)
 	echo global >"$t/trace_clock"
 	echo >"$t/trace"
 	echo 1 >"$t/events/powerclamp/enable"
@@ -194,32 +201,53 @@ check_skip_sync() {
 		sleep 1.5
 	done
 	echo 0 >"$t/events/powerclamp/enable"
+	deferrals=$(($(stat_field softirq_deferrals) - deferrals))
 	set_target 0
 	flips=$(awk '/ powerclamp_window: / {
 			for (i = 1; i <= NF; i++) if ($i ~ /^skip=/) s = substr($i, 6)
 			if (seen && s != last) f++
 			last = s; seen = 1
 		} END { print f + 0 }' "$t/trace")
-	# each injection's start (its event's time less its planned length)
-	read -r groups partial < <(awk '/ powerclamp_injection: / {
+	# Each injection's start: its event's time less the period it played
+	# (the idle the CPU accounted and the part lost). Less the planned
+	# length instead, a period that overran would seem to start late, as
+	# late as the overrun, and one overrun of more than 60 ms on a slow
+	# debug kernel would split its boundary in two partial ones.
+	awk '/ powerclamp_injection: / {
 			for (i = 1; i <= NF; i++) {
 				if ($i ~ /^[0-9]+\.[0-9]+:$/) ts = $i + 0
 				if ($i ~ /^cpu=/) cpu = substr($i, 5)
 				if ($i ~ /^planned_us=/) p = substr($i, 12) / 1e6
+				if ($i ~ /^idle_us=/) id = substr($i, 9) / 1e6
+				if ($i ~ /^lost_us=/) lo = substr($i, 9) / 1e6
 			}
-			print ts - p, cpu
-		}' "$t/trace" | sort -n | awk -v n="$NCPU" '
+			printf "%.6f %s %.1f %.1f %.6f\n", ts - id - lo, cpu, p * 1000, (id + lo) * 1000, ts - p
+		}' "$t/trace" | sort -n >/tmp/skip_sync.starts
+	# the same grouping by the planned starts, shown for comparison
+	read -r by_plan < <(sort -n -k5 /tmp/skip_sync.starts | awk -v n="$NCPU" '
 		function close_group() { if (g && c < n) partial++; delete seen; c = 0 }
-		{ if (!g || $1 - first > 0.060) { close_group(); g++; first = $1 }
+		{ if (!g || $5 - first > 0.060) { close_group(); g++; first = $5 }
 		  if (!($2 in seen)) { seen[$2] = 1; c++ } }
-		END { close_group(); printf "%d %d\n", g, partial }')
+		END { close_group(); print partial + 0 }')
+	read -r groups partial where < <(awk -v n="$NCPU" '
+		function close_group() {
+			if (g && c < n) { partial++; if (partial <= 4) where = where " " desc }
+			delete seen; c = 0; desc = ""
+		}
+		{ if (!g || $1 - first > 0.060) { close_group(); g++; first = $1 }
+		  if (!($2 in seen)) { seen[$2] = 1; c++ }
+		  desc = desc sprintf("%s%.3f:cpu%s(planned %s, played %s ms)", desc ? "," : "", $1, $2, $3, $4) }
+		END { close_group(); printf "%d %d%s\n", g, partial, where }' /tmp/skip_sync.starts)
+	rm -f /tmp/skip_sync.starts
 	echo >"$t/trace"
-	ktap_diag "skip_sync: $flips skip decisions changed; $groups boundaries with injections, $partial of them on only some CPUs"
+	ktap_diag "skip_sync: $flips skip decisions changed; $groups boundaries with injections, $partial of them on only some CPUs ($by_plan by the planned starts); $deferrals periods waited for softirqs"
+	[ -z "$where" ] || ktap_diag "skip_sync: the boundaries on only some CPUs (start s, CPU):$where"
 	((flips >= 4)) && pass "skip_sync: the load pattern flipped the skip decision $flips times" ||
 		fail "skip_sync: only $flips skip flips, the check saw too few transitions"
 	((groups >= 10)) && pass "skip_sync: $groups boundaries with injections" ||
 		fail "skip_sync: only $groups boundaries with injections"
-	between "skip_sync: boundaries where only some CPUs injected" "$partial" 0 1
+	between "skip_sync: boundaries where only some CPUs injected, beyond one a period that waited for softirqs" \
+		"$partial" 0 $((1 + deferrals))
 }
 
 # What the injection costs higher-priority work that is not the clamp's:
