@@ -266,21 +266,28 @@ check_skip_sync() {
 # shown, not judged: the host's jitter is of the period's own size there
 # (worst 8.3 and 15.1 ms in two runs).
 RT_LATENCY_SLACK_MS=${RT_LATENCY_SLACK_MS:-8}
+# The scheduler's trace read for the tasks in pids (" PID PID "): each
+# line's time in ts, and for each wakeup of one of them the wait to its
+# next switch in, handed to the awk function waited(PID, SECONDS) of the
+# program this is put in front of.
+# shellcheck disable=SC2016  # awk's $i, not the shell's
+RT_WAIT_AWK='
+	{ ts = -1
+	  for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { ts = $i + 0; break } }
+	/ sched_wakeup: / {
+		for (i = 1; i <= NF; i++) if ($i ~ /^pid=/) p = substr($i, 5)
+		if (index(pids, " " p " ") && !(p in woke)) woke[p] = ts
+		next
+	}
+	/ sched_switch: / {
+		for (i = 1; i <= NF; i++) if ($i ~ /^next_pid=/) p = substr($i, 10)
+		if (p in woke) { waited(p, ts - woke[p]); delete woke[p] }
+	}'
 # rt_wakeup_latency PIDS: "COUNT MAX_MS P99_MS DELAYED_PCT" over the trace,
 # DELAYED_PCT the share of wakeups that waited more than 1 ms
 rt_wakeup_latency() {
-	awk -v pids=" $1 " '
-		{ ts = -1
-		  for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { ts = $i + 0; break } }
-		/ sched_wakeup: / {
-			for (i = 1; i <= NF; i++) if ($i ~ /^pid=/) p = substr($i, 5)
-			if (index(pids, " " p " ") && !(p in woke)) woke[p] = ts
-			next
-		}
-		/ sched_switch: / {
-			for (i = 1; i <= NF; i++) if ($i ~ /^next_pid=/) p = substr($i, 10)
-			if (p in woke) { lat[++n] = (ts - woke[p]) * 1000; delete woke[p] }
-		}
+	awk -v pids=" $1 " "$RT_WAIT_AWK"'
+		function waited(p, dt) { lat[++n] = dt * 1000 }
 		END {
 			if (!n) { print "0 -1 -1 -1"; exit }
 			for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
@@ -298,9 +305,12 @@ rt_wakeup_latency() {
 # period from its powerclamp_injection event: the event's time less the
 # idle it accounted and the part lost), in ms from the wakeup.
 rt_worst_wait() {
-	awk -v pids=" $1 " '
-		{ ts = -1
-		  for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { ts = $i + 0; break } }
+	awk -v pids=" $1 " "$RT_WAIT_AWK"'
+		function waited(p, dt) {
+			if (dt <= worst) return
+			worst = dt; w = ts - dt; s = ts
+			cpu = $0; sub(/^.*\[/, "", cpu); sub(/\].*$/, "", cpu); cpu += 0
+		}
 		/ powerclamp_injection: / {
 			for (i = 1; i <= NF; i++) {
 				if ($i ~ /^cpu=/) c = substr($i, 5)
@@ -309,22 +319,6 @@ rt_worst_wait() {
 				if ($i ~ /^lost_us=/) lo = substr($i, 9) / 1e6
 			}
 			n++; ic[n] = c + 0; ie[n] = ts; is[n] = ts - id - lo; ip[n] = pl
-			next
-		}
-		/ sched_wakeup: / {
-			for (i = 1; i <= NF; i++) if ($i ~ /^pid=/) p = substr($i, 5)
-			if (index(pids, " " p " ") && !(p in woke)) woke[p] = ts
-			next
-		}
-		/ sched_switch: / {
-			for (i = 1; i <= NF; i++) if ($i ~ /^next_pid=/) p = substr($i, 10)
-			if (p in woke) {
-				if (ts - woke[p] > worst) {
-					worst = ts - woke[p]; w = woke[p]; s = ts
-					cpu = $0; sub(/^.*\[/, "", cpu); sub(/\].*$/, "", cpu); cpu += 0
-				}
-				delete woke[p]
-			}
 		}
 		END {
 			if (!worst) { print "0 no wakeup"; exit }
